@@ -1,0 +1,115 @@
+package api
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// Produce v0-v2 stay advertised, as Apache Kafka 4 does, because librdkafka
+// turns compression off when the minimum is above 0; their message-set
+// formats are refused per partition.
+func init() { reg(0, 0, 13, (*Broker).handleProduce) }
+
+func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	acks := req.Acks
+	badAcks := acks != 0 && acks != 1 && acks != -1
+	im := b.Controller.Image()
+	var synced []*partition.Partition
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name := rt.Topic
+		if r.Version >= 13 {
+			if t, ok := im.TopicsByID[uuid.UUID(rt.TopicID)]; ok {
+				name = t.Name
+			} else {
+				name = ""
+			}
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			fail := func(code int16, err error) {
+				sp.ErrorCode = code
+				if err != nil {
+					sp.ErrorMessage = errMessage(err)
+				}
+			}
+			switch {
+			case badAcks:
+				fail(kerr.InvalidRequiredAcks.Code, nil)
+			case req.TransactionID != nil:
+				// Transactions come with the transaction coordinator; until
+				// then a transactional producer is refused, not half-served.
+				fail(kerr.TransactionalIDAuthorizationFailed.Code,
+					fmt.Errorf("transactional produce is not available on this broker yet"))
+			case name == "" && r.Version >= 13:
+				fail(kerr.UnknownTopicID.Code, nil)
+			default:
+				p, ok := b.partition(name, rp.Partition)
+				if !ok {
+					fail(kerr.UnknownTopicOrPartition.Code, nil)
+					break
+				}
+				if leader, _ := p.Leadership(); leader != b.Config.NodeID {
+					fail(kerr.NotLeaderForPartition.Code, nil)
+					break
+				}
+				res, err := p.Append(rp.Records)
+				if err != nil {
+					fail(errCode(err), err)
+					b.Logger.Debug("produce rejected", "topic", name, "partition", rp.Partition, "err", err)
+					break
+				}
+				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStartOffset
+				if !res.Duplicate {
+					synced = append(synced, p)
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if acks == 0 {
+		return protocol.Reply{None: true}
+	}
+	if acks == -1 && b.Config.Log.Durability == config.DurabilityFsync && len(synced) > 0 {
+		// acks=all on fsync durability: answer once the appended batches are
+		// on disk. Concurrent producers share each fsync (group commit).
+		return protocol.Reply{Later: func() kmsg.Response {
+			for _, p := range synced {
+				if err := p.Sync(); err != nil {
+					b.Logger.Error("fsync failed", "topic", p.Topic, "partition", p.Index, "err", err)
+					markStorageError(resp, p)
+				}
+			}
+			return resp
+		}}
+	}
+	return protocol.Reply{Resp: resp}
+}
+
+// markStorageError turns a partition's answer into KAFKA_STORAGE_ERROR when
+// its data could not be made durable.
+func markStorageError(resp *kmsg.ProduceResponse, p *partition.Partition) {
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		for j := range t.Partitions {
+			sp := &t.Partitions[j]
+			if sp.Partition == p.Index && sp.ErrorCode == 0 && (t.Topic == p.Topic || t.TopicID == p.TopicID) {
+				sp.ErrorCode = kerr.KafkaStorageError.Code
+				sp.BaseOffset = -1
+			}
+		}
+	}
+}

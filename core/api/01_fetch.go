@@ -1,0 +1,221 @@
+package api
+
+import (
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// Fetch v4 is Apache Kafka 4's minimum. Fetch sessions (KIP-227) are not
+// kept: every answer carries session id 0, which tells clients to send full
+// fetch requests, a mode every client supports.
+func init() { reg(1, 4, 18, (*Broker).handleFetch) }
+
+// maxFetchWait bounds a long poll whatever the client asks.
+const maxFetchWait = 30 * time.Second
+
+func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.FetchRequest)
+	if req.ReplicaID >= 0 || req.ReplicaState.ID >= 0 {
+		// Follower fetches arrive with replication; a lone broker has none.
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return protocol.Reply{Resp: resp}
+	}
+	resp, bytes, waitable := b.fetchOnce(r.Version, req)
+	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	if wait > maxFetchWait {
+		wait = maxFetchWait
+	}
+	if bytes >= int(req.MinBytes) || wait <= 0 || !waitable {
+		return protocol.Reply{Resp: resp}
+	}
+	deadline := time.Now().Add(wait)
+	return protocol.Reply{Later: func() kmsg.Response {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		for {
+			chans := b.fetchWaitChans(r.Version, req)
+			// Re-read after taking the channels so that no append between the
+			// first read and the wait is missed.
+			resp, bytes, waitable = b.fetchOnce(r.Version, req)
+			if bytes >= int(req.MinBytes) || !waitable || !time.Now().Before(deadline) {
+				return resp
+			}
+			if !waitAny(chans, timer.C, b.Done) {
+				resp, _, _ = b.fetchOnce(r.Version, req)
+				return resp
+			}
+		}
+	}}
+}
+
+// waitAny blocks until one channel fires; false when the timer or shutdown did.
+func waitAny(chans []<-chan struct{}, timer <-chan time.Time, done <-chan struct{}) bool {
+	if len(chans) == 1 {
+		select {
+		case <-chans[0]:
+			return true
+		case <-timer:
+			return false
+		case <-done:
+			return false
+		}
+	}
+	fired := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, c := range chans {
+		go func(c <-chan struct{}) {
+			select {
+			case <-c:
+				select {
+				case fired <- struct{}{}:
+				default:
+				}
+			case <-stop:
+			}
+		}(c)
+	}
+	select {
+	case <-fired:
+		return true
+	case <-timer:
+		return false
+	case <-done:
+		return false
+	}
+}
+
+func (b *Broker) fetchTopicName(version int16, t *kmsg.FetchRequestTopic) (string, bool) {
+	if version < 13 {
+		return t.Topic, true
+	}
+	tt, ok := b.Controller.Image().TopicsByID[uuid.UUID(t.TopicID)]
+	if !ok {
+		return "", false
+	}
+	return tt.Name, true
+}
+
+func (b *Broker) fetchWaitChans(version int16, req *kmsg.FetchRequest) []<-chan struct{} {
+	var chans []<-chan struct{}
+	for i := range req.Topics {
+		name, ok := b.fetchTopicName(version, &req.Topics[i])
+		if !ok {
+			continue
+		}
+		for _, rp := range req.Topics[i].Partitions {
+			if p, ok := b.partition(name, rp.Partition); ok {
+				chans = append(chans, p.HighWatermarkChanged())
+			}
+		}
+	}
+	return chans
+}
+
+// fetchOnce reads every requested partition once. It returns the response,
+// the record bytes in it, and whether waiting could help (no partition
+// failed).
+func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.SessionID = 0
+	maxBytes := int(req.MaxBytes)
+	if version < 3 || maxBytes <= 0 {
+		maxBytes = 1<<31 - 1
+	}
+	total := 0
+	waitable := true
+	first := true
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name, known := b.fetchTopicName(version, rt)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.PreferredReadReplica = -1
+			if req.IsolationLevel == 1 {
+				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
+			st.Partitions = append(st.Partitions, sp)
+			spp := &st.Partitions[len(st.Partitions)-1]
+			if !known {
+				spp.ErrorCode = kerr.UnknownTopicID.Code
+				waitable = false
+				continue
+			}
+			p, ok := b.partition(name, rp.Partition)
+			if !ok {
+				spp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				waitable = false
+				continue
+			}
+			if leader, _ := p.Leadership(); leader != b.Config.NodeID {
+				spp.ErrorCode = kerr.NotLeaderForPartition.Code
+				waitable = false
+				continue
+			}
+			if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
+				spp.ErrorCode = errCode(err)
+				waitable = false
+				continue
+			}
+			if version >= 12 && rp.LastFetchedEpoch >= 0 {
+				if epoch, end, diverged := divergence(p, rp.LastFetchedEpoch, rp.FetchOffset); diverged {
+					off := p.Offsets()
+					spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = off.HighWatermark, off.LastStableOffset, off.LogStartOffset
+					spp.DivergingEpoch.Epoch, spp.DivergingEpoch.EndOffset = epoch, end
+					waitable = false
+					continue
+				}
+			}
+			limit := int(rp.PartitionMaxBytes)
+			if left := maxBytes - total; left < limit {
+				limit = left
+			}
+			if limit < 0 {
+				limit = 0
+			}
+			res, err := p.Read(rp.FetchOffset, limit, first)
+			spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+			if err != nil {
+				spp.ErrorCode = errCode(err)
+				if !errors.Is(err, partition.ErrOffsetOutOfRange) {
+					b.Logger.Warn("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
+				}
+				waitable = false
+				continue
+			}
+			if len(res.Records) > 0 {
+				spp.RecordBatches = res.Records
+				total += len(res.Records)
+				first = false
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, total, waitable
+}
+
+// divergence applies Kafka's check for a fetcher whose last fetched epoch
+// ended before its fetch offset on this log: it must truncate to the
+// returned epoch's end offset first.
+func divergence(p *partition.Partition, lastEpoch int32, fetchOffset int64) (int32, int64, bool) {
+	epoch, end := p.Log().EndOffsetForEpoch(lastEpoch)
+	if epoch < 0 || end < 0 {
+		return 0, 0, false
+	}
+	if end < fetchOffset || epoch < lastEpoch {
+		return epoch, end, true
+	}
+	return 0, 0, false
+}

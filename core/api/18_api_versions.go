@@ -1,0 +1,50 @@
+package api
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+func init() { reg(18, 0, 4, (*Broker).handleApiVersions) }
+
+// handleApiVersions lists every registered API. A client asking with a
+// version above ours gets a v0 answer with UNSUPPORTED_VERSION and the list,
+// so it can retry with a version we know (KIP-511).
+func (b *Broker) handleApiVersions(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.ApiVersionsRequest)
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	api, _ := b.registry().Lookup(18)
+	if r.Version > api.Max {
+		resp.SetVersion(0)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+	} else if r.Version >= 3 && !validSoftwareField(req.ClientSoftwareName) || r.Version >= 3 && !validSoftwareField(req.ClientSoftwareVersion) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+	}
+	for _, a := range b.registry().APIs() {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.Max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	return protocol.Reply{Resp: resp}
+}
+
+// validSoftwareField applies Kafka's rule for client software names and
+// versions: non-empty, letters, digits, '.', '-' and nothing else, starting
+// and ending with a letter or digit.
+func validSoftwareField(s string) bool {
+	if s == "" {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !alnum(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// Broker is what the handlers reach: the configuration, the metadata
+// controller, the log directory and the partitions hosted here.
+type Broker struct {
+	Config     config.Config
+	Controller *controller.Controller
+	Logs       *log.Dir
+	Partitions *partition.Set
+	Logger     *slog.Logger
+	Now        func() time.Time
+	// Done is closed when the broker shuts down; long polls end early.
+	Done <-chan struct{}
+
+	syncMu sync.Mutex // serialises SyncPartitions
+
+	regOnce sync.Once
+	reg     *protocol.Registry
+
+	pidMu   sync.Mutex // guards pidNext, pidEnd
+	pidNext int64
+	pidEnd  int64
+}
+
+type handlerFunc func(b *Broker, r *protocol.Request) protocol.Reply
+
+type entry struct {
+	key, min, max int16
+	fn            handlerFunc
+}
+
+var handlers = map[int16]entry{}
+
+// reg registers a handler for an API key and its version range. Each handler
+// file calls it from init; a duplicate is a programming error.
+func reg(key, min, max int16, fn handlerFunc) {
+	if _, dup := handlers[key]; dup {
+		panic(fmt.Sprintf("api: key %d registered twice", key))
+	}
+	handlers[key] = entry{key, min, max, fn}
+}
+
+// Registry returns the protocol registry with every handler bound to b.
+func (b *Broker) Registry() *protocol.Registry {
+	b.regOnce.Do(func() { b.reg = b.buildRegistry() })
+	return b.reg
+}
+
+func (b *Broker) registry() *protocol.Registry { return b.Registry() }
+
+func (b *Broker) buildRegistry() *protocol.Registry {
+	r := protocol.NewRegistry()
+	for _, e := range handlers {
+		e := e
+		r.Add(protocol.API{Key: e.key, Min: e.min, Max: e.max, Handle: func(req *protocol.Request) protocol.Reply {
+			return e.fn(b, req)
+		}})
+	}
+	return r
+}
+
+// ctx returns a context bounded by timeoutMs (or a default) and the broker's life.
+func (b *Broker) ctx(timeoutMs int32) (context.Context, context.CancelFunc) {
+	d := time.Duration(timeoutMs) * time.Millisecond
+	if d <= 0 || d > 5*time.Minute {
+		d = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	if b.Done != nil {
+		go func() {
+			select {
+			case <-b.Done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
+}

@@ -1,0 +1,148 @@
+package api
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/partition"
+)
+
+// SyncPartitions makes the hosted partitions match a metadata image: it opens
+// the logs of partitions assigned to this broker, applies leadership and
+// topic configs, and deletes the partitions of deleted topics. It is
+// idempotent and safe to call from any goroutine.
+func (b *Broker) SyncPartitions(im *controller.Image) error {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	var firstErr error
+	want := map[partition.TopicPartition]bool{}
+	for _, t := range im.Topics {
+		cfg := b.partitionConfig(im, t.Name)
+		for _, pm := range t.Partitions {
+			if !contains(pm.Replicas, b.Config.NodeID) {
+				continue
+			}
+			tp := partition.TopicPartition{Topic: t.Name, Partition: pm.Index}
+			want[tp] = true
+			p, ok := b.Partitions.Get(t.Name, pm.Index)
+			if ok && p.TopicID != t.ID {
+				// The topic was deleted and created again under the same name.
+				b.dropPartition(p)
+				ok = false
+			}
+			if !ok {
+				l, err := b.Logs.Create(t.Name, pm.Index, cfg.Log)
+				if err != nil {
+					b.Logger.Error("cannot open partition log", "topic", t.Name, "partition", pm.Index, "err", err)
+					if firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				p, err = partition.New(l, t.ID, cfg, partition.Options{Now: b.Now, Logger: b.Logger})
+				if err != nil {
+					b.Logger.Error("cannot open partition", "topic", t.Name, "partition", pm.Index, "err", err)
+					if firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				b.Partitions.Put(p)
+			} else {
+				p.SetConfig(cfg)
+			}
+			p.SetLeadership(pm.Leader, pm.LeaderEpoch, pm.Replicas, pm.ISR)
+		}
+	}
+	for _, p := range b.Partitions.All() {
+		if !want[partition.TopicPartition{Topic: p.Topic, Partition: p.Index}] {
+			b.dropPartition(p)
+		}
+	}
+	return firstErr
+}
+
+func (b *Broker) dropPartition(p *partition.Partition) {
+	b.Partitions.Remove(p.Topic, p.Index)
+	p.Close()
+	if err := b.Logs.Delete(p.Topic, p.Index); err != nil {
+		b.Logger.Error("cannot delete partition log", "topic", p.Topic, "partition", p.Index, "err", err)
+	}
+}
+
+// partition returns a hosted partition, syncing with the current image once
+// if the image knows it but this broker has not opened it yet.
+func (b *Broker) partition(topic string, index int32) (*partition.Partition, bool) {
+	if p, ok := b.Partitions.Get(topic, index); ok {
+		return p, true
+	}
+	im := b.Controller.Image()
+	t, ok := im.Topic(topic)
+	if !ok || index < 0 || int(index) >= len(t.Partitions) {
+		return nil, false
+	}
+	b.SyncPartitions(im)
+	return b.Partitions.Get(topic, index)
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TopicConfig is a topic's effective configuration: broker defaults with the
+// topic's overrides on top.
+func (b *Broker) TopicConfig(im *controller.Image, topic string) map[string]string {
+	m := b.Config.TopicDefaults()
+	for k, v := range im.TopicConfig(topic) {
+		m[k] = v
+	}
+	return m
+}
+
+func (b *Broker) partitionConfig(im *controller.Image, topic string) partition.Config {
+	return PartitionConfig(b.Config, b.TopicConfig(im, topic))
+}
+
+// PartitionConfig turns an effective topic configuration into the rules a
+// partition and its log enforce. Values were validated when they were set;
+// an unparsable one falls back to the broker default.
+func PartitionConfig(bc config.Config, m map[string]string) partition.Config {
+	i64 := func(k string, def int64) int64 {
+		if v, err := strconv.ParseInt(strings.TrimSpace(m[k]), 10, 64); err == nil {
+			return v
+		}
+		return def
+	}
+	lc := log.DefaultConfig()
+	lc.SegmentBytes = i64("segment.bytes", bc.Log.SegmentBytes)
+	lc.SegmentMs = i64("segment.ms", bc.Log.SegmentMs)
+	lc.IndexIntervalBytes = int32(i64("index.interval.bytes", int64(bc.Log.IndexIntervalBytes)))
+	lc.RetentionMs = i64("retention.ms", bc.Log.RetentionMs)
+	lc.RetentionBytes = i64("retention.bytes", bc.Log.RetentionBytes)
+	lc.MaxIndexBytes = int32(i64("segment.index.bytes", int64(lc.MaxIndexBytes)))
+	const unbounded = int64(1<<63 - 1)
+	before := i64("message.timestamp.before.max.ms", unbounded)
+	after := i64("message.timestamp.after.max.ms", unbounded)
+	if before == unbounded {
+		before = -1
+	}
+	if after == unbounded {
+		after = -1
+	}
+	return partition.Config{
+		Log:                  lc,
+		MaxMessageBytes:      int32(i64("max.message.bytes", int64(bc.Log.MaxMessageBytes))),
+		LogAppendTime:        m["message.timestamp.type"] == "LogAppendTime",
+		TimestampBeforeMaxMs: before,
+		TimestampAfterMaxMs:  after,
+		MinInsyncReplicas:    int32(i64("min.insync.replicas", int64(bc.Log.MinInsyncReplicas))),
+	}
+}

@@ -1,0 +1,248 @@
+// Package config owns the broker's configuration: the Config struct decoded
+// strictly from broker.toml, its defaults and its validation. It knows nothing
+// of the subsystems that consume it.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the whole of broker.toml.
+type Config struct {
+	// NodeID is this broker's id in the cluster (Kafka's node.id).
+	NodeID int32 `toml:"node_id"`
+	// DataDir holds the partition directories, checkpoints and metadata log.
+	DataDir string `toml:"data_dir"`
+	// ClusterID is used when the data dir is formatted for the first time;
+	// empty means a random one.
+	ClusterID string `toml:"cluster_id"`
+
+	Listeners Listeners `toml:"listeners"`
+	Log       Log       `toml:"log"`
+	Topics    Topics    `toml:"topics"`
+	Limits    Limits    `toml:"limits"`
+}
+
+// Listeners are the addresses Gregor binds.
+type Listeners struct {
+	// Kafka is the Kafka protocol listener.
+	Kafka string `toml:"kafka"`
+	// KafkaAdvertised is the address clients are told to use; empty means Kafka.
+	KafkaAdvertised string `toml:"kafka_advertised"`
+	// HTTP serves /metrics, /healthz and the admin API; empty disables it.
+	HTTP string `toml:"http"`
+}
+
+// Log holds the broker-wide log defaults; topic configs override them.
+type Log struct {
+	SegmentBytes             int64 `toml:"segment_bytes"`
+	SegmentMs                int64 `toml:"segment_ms"`
+	IndexIntervalBytes       int32 `toml:"index_interval_bytes"`
+	RetentionMs              int64 `toml:"retention_ms"`
+	RetentionBytes           int64 `toml:"retention_bytes"`
+	RetentionCheckIntervalMs int64 `toml:"retention_check_interval_ms"`
+	// MaxMessageBytes is the largest record batch a partition accepts
+	// (Kafka's message.max.bytes).
+	MaxMessageBytes int32 `toml:"max_message_bytes"`
+	// MessageTimestampType is CreateTime or LogAppendTime.
+	MessageTimestampType string `toml:"message_timestamp_type"`
+	// CleanupPolicy is delete, compact or "compact,delete".
+	CleanupPolicy string `toml:"cleanup_policy"`
+	// MinInsyncReplicas is the default min.insync.replicas.
+	MinInsyncReplicas int32 `toml:"min_insync_replicas"`
+	// Durability says when an acknowledged write is on disk:
+	//   "fsync"      acks=all writes are fsynced (group commit) before the answer
+	//                (acks=1 answers after the write reached the page cache);
+	//   "page_cache" Kafka's default: no write waits for fsync; the OS flushes.
+	Durability string `toml:"durability"`
+	// FlushIntervalMs bounds how long written data may stay unflushed in
+	// page_cache mode (Kafka's log.flush.interval.ms); -1 leaves it to the OS.
+	FlushIntervalMs int64 `toml:"flush_interval_ms"`
+}
+
+// Topics holds topic defaults.
+type Topics struct {
+	AutoCreate               bool  `toml:"auto_create"`
+	DefaultPartitions        int32 `toml:"default_partitions"`
+	DefaultReplicationFactor int16 `toml:"default_replication_factor"`
+}
+
+// Limits bound what a peer can make the broker allocate.
+type Limits struct {
+	// MaxRequestBytes caps a request frame (Kafka's socket.request.max.bytes).
+	MaxRequestBytes int32 `toml:"max_request_bytes"`
+	// MaxConnections caps open client connections; 0 means unlimited.
+	MaxConnections int `toml:"max_connections"`
+}
+
+// Durability modes.
+const (
+	DurabilityFsync     = "fsync"
+	DurabilityPageCache = "page_cache"
+)
+
+// Default is the single-node configuration that broker.toml spells out.
+func Default() Config {
+	return Config{
+		NodeID:  1,
+		DataDir: "./data",
+		Listeners: Listeners{
+			Kafka: "127.0.0.1:9092",
+			HTTP:  "127.0.0.1:9644",
+		},
+		Log: Log{
+			SegmentBytes:             1 << 30,
+			SegmentMs:                7 * 24 * 3600 * 1000,
+			IndexIntervalBytes:       4096,
+			RetentionMs:              7 * 24 * 3600 * 1000,
+			RetentionBytes:           -1,
+			RetentionCheckIntervalMs: 300000,
+			MaxMessageBytes:          1048588,
+			MessageTimestampType:     "CreateTime",
+			CleanupPolicy:            "delete",
+			MinInsyncReplicas:        1,
+			Durability:               DurabilityFsync,
+			FlushIntervalMs:          -1,
+		},
+		Topics: Topics{
+			AutoCreate:               true,
+			DefaultPartitions:        1,
+			DefaultReplicationFactor: 1,
+		},
+		Limits: Limits{
+			MaxRequestBytes: 100 << 20,
+		},
+	}
+}
+
+// Load reads a TOML file over Default. Unknown keys are an error naming them.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return Parse(string(data))
+}
+
+// Parse decodes TOML text over Default and validates the result.
+func Parse(text string) (Config, error) {
+	cfg := Default()
+	md, err := toml.Decode(text, &cfg)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return Config{}, fmt.Errorf("config: %s", perr.ErrorWithPosition())
+		}
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if undec := md.Undecoded(); len(undec) > 0 {
+		keys := make([]string, len(undec))
+		for i, k := range undec {
+			keys[i] = k.String()
+		}
+		return Config{}, fmt.Errorf("config: unknown key %s", strings.Join(keys, ", "))
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Validate reports the first invalid setting, naming its key.
+func (c *Config) Validate() error {
+	bad := func(key string, format string, args ...any) error {
+		return fmt.Errorf("config: invalid %s: %s", key, fmt.Sprintf(format, args...))
+	}
+	if c.NodeID < 0 {
+		return bad("node_id", "%d is negative", c.NodeID)
+	}
+	if c.DataDir == "" {
+		return bad("data_dir", "must not be empty")
+	}
+	if _, _, err := net.SplitHostPort(c.Listeners.Kafka); err != nil {
+		return bad("listeners.kafka", "%q: %v", c.Listeners.Kafka, err)
+	}
+	if c.Listeners.KafkaAdvertised != "" {
+		if _, _, err := net.SplitHostPort(c.Listeners.KafkaAdvertised); err != nil {
+			return bad("listeners.kafka_advertised", "%q: %v", c.Listeners.KafkaAdvertised, err)
+		}
+	}
+	if c.Listeners.HTTP != "" {
+		if _, _, err := net.SplitHostPort(c.Listeners.HTTP); err != nil {
+			return bad("listeners.http", "%q: %v", c.Listeners.HTTP, err)
+		}
+	}
+	l := c.Log
+	switch {
+	case l.SegmentBytes < 14:
+		return bad("log.segment_bytes", "%d is below 14", l.SegmentBytes)
+	case l.SegmentBytes > 1<<31-1:
+		return bad("log.segment_bytes", "%d is above %d (index positions are 32-bit)", l.SegmentBytes, int64(1<<31-1))
+	case l.SegmentMs < 1:
+		return bad("log.segment_ms", "%d is below 1", l.SegmentMs)
+	case l.IndexIntervalBytes < 0:
+		return bad("log.index_interval_bytes", "%d is negative", l.IndexIntervalBytes)
+	case l.RetentionMs < -1:
+		return bad("log.retention_ms", "%d is below -1", l.RetentionMs)
+	case l.RetentionBytes < -1:
+		return bad("log.retention_bytes", "%d is below -1", l.RetentionBytes)
+	case l.RetentionCheckIntervalMs < 1:
+		return bad("log.retention_check_interval_ms", "%d is below 1", l.RetentionCheckIntervalMs)
+	case l.MaxMessageBytes < 0:
+		return bad("log.max_message_bytes", "%d is negative", l.MaxMessageBytes)
+	case l.MessageTimestampType != "CreateTime" && l.MessageTimestampType != "LogAppendTime":
+		return bad("log.message_timestamp_type", "%q is not CreateTime or LogAppendTime", l.MessageTimestampType)
+	case l.MinInsyncReplicas < 1:
+		return bad("log.min_insync_replicas", "%d is below 1", l.MinInsyncReplicas)
+	case l.Durability != DurabilityFsync && l.Durability != DurabilityPageCache:
+		return bad("log.durability", "%q is not %q or %q", l.Durability, DurabilityFsync, DurabilityPageCache)
+	case l.FlushIntervalMs < -1 || l.FlushIntervalMs == 0:
+		return bad("log.flush_interval_ms", "%d must be -1 or positive", l.FlushIntervalMs)
+	}
+	if err := ValidateCleanupPolicy(l.CleanupPolicy); err != nil {
+		return bad("log.cleanup_policy", "%v", err)
+	}
+	if c.Topics.DefaultPartitions < 1 {
+		return bad("topics.default_partitions", "%d is below 1", c.Topics.DefaultPartitions)
+	}
+	if c.Topics.DefaultReplicationFactor < 1 {
+		return bad("topics.default_replication_factor", "%d is below 1", c.Topics.DefaultReplicationFactor)
+	}
+	if c.Limits.MaxRequestBytes < 1024 {
+		return bad("limits.max_request_bytes", "%d is below 1024", c.Limits.MaxRequestBytes)
+	}
+	if c.Limits.MaxConnections < 0 {
+		return bad("limits.max_connections", "%d is negative", c.Limits.MaxConnections)
+	}
+	return nil
+}
+
+// ValidateCleanupPolicy accepts Kafka's cleanup.policy values.
+func ValidateCleanupPolicy(v string) error {
+	seen := map[string]bool{}
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p != "delete" && p != "compact" {
+			return fmt.Errorf("%q is not delete or compact", p)
+		}
+		if seen[p] {
+			return fmt.Errorf("%q is listed twice", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// AdvertisedKafka is the host:port clients are told to connect to.
+func (c *Config) AdvertisedKafka() string {
+	if c.Listeners.KafkaAdvertised != "" {
+		return c.Listeners.KafkaAdvertised
+	}
+	return c.Listeners.Kafka
+}

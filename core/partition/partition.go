@@ -1,0 +1,475 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/record"
+)
+
+// Config is what a partition enforces on appends, derived from the broker and
+// topic configs by the caller.
+type Config struct {
+	Log log.Config
+	// MaxMessageBytes is the largest batch accepted (max.message.bytes).
+	MaxMessageBytes int32
+	// LogAppendTime stamps batches with the broker's clock
+	// (message.timestamp.type=LogAppendTime).
+	LogAppendTime bool
+	// TimestampBeforeMaxMs and TimestampAfterMaxMs bound CreateTime
+	// timestamps against the broker's clock; negative means unbounded.
+	TimestampBeforeMaxMs int64
+	TimestampAfterMaxMs  int64
+	// MinInsyncReplicas is min.insync.replicas, checked for acks=all.
+	MinInsyncReplicas int32
+}
+
+// Options carries what a partition needs from its surroundings.
+type Options struct {
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Partition is one replica of a topic partition hosted here.
+type Partition struct {
+	Topic     string
+	Index     int32
+	TopicID   [16]byte
+	log       *log.Log
+	now       func() time.Time
+	logger    *slog.Logger
+	snapDirty bool
+
+	mu          sync.Mutex // guards everything below, and serialises appends
+	cfg         Config
+	leader      int32
+	leaderEpoch int32
+	replicas    []int32
+	isr         []int32
+	hw          int64
+	producers   *producerState
+	hwChanged   chan struct{} // closed and replaced whenever the high watermark moves
+	closed      bool
+}
+
+// New wraps an opened log as a partition, loading the producer state from the
+// newest snapshot and replaying the log after it.
+func New(l *log.Log, topicID [16]byte, cfg Config, opts Options) (*Partition, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	p := &Partition{
+		Topic: l.Topic(), Index: l.Partition(), TopicID: topicID,
+		log: l, now: opts.Now, logger: opts.Logger.With("topic", l.Topic(), "partition", l.Partition()),
+		cfg: cfg, leader: -1, hwChanged: make(chan struct{}),
+	}
+	if err := p.loadProducerState(); err != nil {
+		return nil, err
+	}
+	// A single replica's high watermark is its log end offset; a follower's
+	// is learnt from its leader and starts at what is known durable.
+	p.hw = l.LogEndOffset()
+	return p, nil
+}
+
+// Log is the partition's log, for the retention and admin paths.
+func (p *Partition) Log() *log.Log { return p.log }
+
+// SetConfig replaces the append rules and the log config.
+func (p *Partition) SetConfig(cfg Config) {
+	p.mu.Lock()
+	p.cfg = cfg
+	p.mu.Unlock()
+	p.log.SetConfig(cfg.Log)
+}
+
+// SetLeadership records who leads this partition and in which epoch.
+func (p *Partition) SetLeadership(leader, epoch int32, replicas, isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.leader, p.leaderEpoch = leader, epoch
+	p.replicas = append(p.replicas[:0], replicas...)
+	p.isr = append(p.isr[:0], isr...)
+}
+
+// Leadership returns the leader id and leader epoch.
+func (p *Partition) Leadership() (leader, epoch int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader, p.leaderEpoch
+}
+
+// CheckEpoch compares a client's current leader epoch with ours (-1 skips
+// the check), as Kafka's Fetch and ListOffsets do.
+func (p *Partition) CheckEpoch(current int32) error {
+	if current < 0 {
+		return nil
+	}
+	_, epoch := p.Leadership()
+	switch {
+	case current < epoch:
+		return fmt.Errorf("%w: %d < %d", ErrFencedLeaderEpoch, current, epoch)
+	case current > epoch:
+		return fmt.Errorf("%w: %d > %d", ErrUnknownLeaderEpoch, current, epoch)
+	}
+	return nil
+}
+
+// Offsets are a partition's offsets at one moment.
+type Offsets struct {
+	LogStartOffset   int64
+	HighWatermark    int64
+	LastStableOffset int64
+	LogEndOffset     int64
+}
+
+// Offsets returns the current offsets.
+func (p *Partition) Offsets() Offsets {
+	p.mu.Lock()
+	hw := p.hw
+	p.mu.Unlock()
+	return Offsets{
+		LogStartOffset:   p.log.LogStartOffset(),
+		HighWatermark:    hw,
+		LastStableOffset: hw,
+		LogEndOffset:     p.log.LogEndOffset(),
+	}
+}
+
+// HighWatermarkChanged returns a channel closed at the next move of the high
+// watermark; fetch long polls wait on it.
+func (p *Partition) HighWatermarkChanged() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hwChanged
+}
+
+// AppendResult is the answer to a successful append.
+type AppendResult struct {
+	BaseOffset     int64
+	LastOffset     int64
+	LogAppendTime  int64 // -1 unless the topic uses LogAppendTime
+	LogStartOffset int64
+	// Duplicate is true when the batch repeated an idempotent batch already
+	// in the log; the offsets are the original ones.
+	Duplicate bool
+}
+
+// Append validates a produce request's records for this partition and
+// appends them. The records stay the client's bytes: offsets, the leader epoch
+// and, for LogAppendTime, the timestamp are patched in place.
+func (p *Partition) Append(records []byte) (AppendResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return AppendResult{}, ErrClosed
+	}
+	cfg := p.cfg
+	headers, err := p.validate(records, cfg)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	res := AppendResult{BaseOffset: -1, LogAppendTime: -1}
+	// A duplicate is only recognised for a request holding one batch, which
+	// is what idempotent clients send.
+	if len(headers) == 1 {
+		dup, err := p.producers.check(headers[0])
+		if err != nil {
+			return AppendResult{}, err
+		}
+		if dup != nil {
+			res.BaseOffset, res.LastOffset, res.Duplicate = dup.firstOffset, dup.lastOffset, true
+			res.LogStartOffset = p.log.LogStartOffset()
+			return res, nil
+		}
+	} else {
+		for _, h := range headers {
+			if h.ProducerID >= 0 {
+				return AppendResult{}, fmt.Errorf("%w: an idempotent produce must hold one batch per partition, got %d",
+					ErrInvalidRecord, len(headers))
+			}
+		}
+	}
+	var appendTime int64 = -1
+	if cfg.LogAppendTime {
+		appendTime = p.now().UnixMilli()
+	}
+	pos := 0
+	for i, h := range headers {
+		batch := records[pos : pos+h.Size()]
+		pos += h.Size()
+		record.SetPartitionLeaderEpoch(batch, p.leaderEpoch)
+		if appendTime >= 0 {
+			record.SetLogAppendTime(batch, appendTime)
+		}
+		base, err := p.log.Append(batch)
+		if err != nil {
+			return AppendResult{}, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		h.BaseOffset = base
+		headers[i] = h
+		p.producers.update(h)
+		if res.BaseOffset < 0 {
+			res.BaseOffset = base
+		}
+		res.LastOffset = h.LastOffset()
+	}
+	p.snapDirty = true
+	res.LogAppendTime = appendTime
+	res.LogStartOffset = p.log.LogStartOffset()
+	p.advanceHighWatermarkLocked()
+	return res, nil
+}
+
+// advanceHighWatermarkLocked moves the high watermark to the smallest log end
+// offset in the ISR; with this broker as the only replica that is its own.
+func (p *Partition) advanceHighWatermarkLocked() {
+	leo := p.log.LogEndOffset()
+	if leo != p.hw {
+		p.hw = leo
+		close(p.hwChanged)
+		p.hwChanged = make(chan struct{})
+	}
+}
+
+// validate checks every batch of a produce request before any is appended, so
+// that a bad request appends nothing.
+func (p *Partition) validate(records []byte, cfg Config) ([]record.Header, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("%w: no record batch", ErrCorruptMessage)
+	}
+	var headers []record.Header
+	now := p.now().UnixMilli()
+	for rest := records; len(rest) > 0; {
+		if len(rest) < record.HeaderSize {
+			return nil, fmt.Errorf("%w: %d trailing bytes are not a batch", ErrCorruptMessage, len(rest))
+		}
+		if magic := int8(rest[16]); magic != 2 {
+			return nil, fmt.Errorf("%w: magic %d", ErrUnsupportedForMagic, magic)
+		}
+		h, err := record.ParseHeader(rest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorruptMessage, err)
+		}
+		size := h.Size()
+		if size > len(rest) || size < record.HeaderSize {
+			return nil, fmt.Errorf("%w: batch length %d with %d bytes left", ErrCorruptMessage, h.Length, len(rest))
+		}
+		if cfg.MaxMessageBytes > 0 && size > int(cfg.MaxMessageBytes) {
+			return nil, fmt.Errorf("%w: %d bytes is over max.message.bytes %d", ErrMessageTooLarge, size, cfg.MaxMessageBytes)
+		}
+		batch := rest[:size]
+		// Decompressed records are bounded by what a sane batch expands to.
+		if _, err := record.Validate(batch, maxDecompressed(cfg)); err != nil {
+			if errors.Is(err, record.ErrTooLarge) {
+				return nil, fmt.Errorf("%w: %v", ErrMessageTooLarge, err)
+			}
+			return nil, fmt.Errorf("%w: %v", ErrCorruptMessage, err)
+		}
+		if h.NumRecords <= 0 {
+			return nil, fmt.Errorf("%w: batch holds no records", ErrInvalidRecord)
+		}
+		if h.IsControl() {
+			return nil, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
+		}
+		if h.IsTransactional() && h.ProducerID < 0 {
+			return nil, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
+		}
+		if !cfg.LogAppendTime {
+			if cfg.TimestampBeforeMaxMs >= 0 && h.MaxTimestamp >= 0 && now-h.FirstTimestamp > cfg.TimestampBeforeMaxMs {
+				return nil, fmt.Errorf("%w: timestamp %d is more than %d ms before the broker's clock",
+					ErrInvalidTimestamp, h.FirstTimestamp, cfg.TimestampBeforeMaxMs)
+			}
+			if cfg.TimestampAfterMaxMs >= 0 && h.MaxTimestamp-now > cfg.TimestampAfterMaxMs {
+				return nil, fmt.Errorf("%w: timestamp %d is more than %d ms after the broker's clock",
+					ErrInvalidTimestamp, h.MaxTimestamp, cfg.TimestampAfterMaxMs)
+			}
+		}
+		headers = append(headers, h)
+		rest = rest[size:]
+	}
+	return headers, nil
+}
+
+func maxDecompressed(cfg Config) int {
+	limit := int(cfg.MaxMessageBytes) * 64
+	if limit < 64<<20 {
+		limit = 64 << 20
+	}
+	return limit
+}
+
+// Sync makes everything appended so far durable (group commit in the log).
+func (p *Partition) Sync() error {
+	if err := p.log.Sync(); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	return nil
+}
+
+// ReadResult is a fetch's view of a partition.
+type ReadResult struct {
+	Records []byte
+	Offsets
+}
+
+// Read returns whole batches from offset up to the high watermark.
+func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	off := p.Offsets()
+	res := ReadResult{Offsets: off}
+	if offset < off.LogStartOffset || offset > off.LogEndOffset {
+		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, off.LogStartOffset, off.LogEndOffset)
+	}
+	if offset >= off.HighWatermark {
+		return res, nil
+	}
+	b, err := p.log.Read(offset, maxBytes, off.HighWatermark, minOneBatch)
+	if err != nil {
+		if errors.Is(err, log.ErrOffsetOutOfRange) {
+			return res, fmt.Errorf("%w: %v", ErrOffsetOutOfRange, err)
+		}
+		return res, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	res.Records = b
+	return res, nil
+}
+
+// Close writes a producer snapshot; the log itself is closed by its Dir.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	close(p.hwChanged)
+	p.hwChanged = make(chan struct{})
+	return p.writeSnapshotLocked()
+}
+
+// Snapshot writes the producer state if it changed since the last snapshot.
+func (p *Partition) Snapshot() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || !p.snapDirty {
+		return nil
+	}
+	return p.writeSnapshotLocked()
+}
+
+const snapshotSuffix = ".snapshot"
+
+func snapshotName(offset int64) string { return fmt.Sprintf("%020d%s", offset, snapshotSuffix) }
+
+// writeSnapshotLocked writes <logEndOffset>.snapshot atomically and removes
+// older snapshots but the previous one.
+func (p *Partition) writeSnapshotLocked() error {
+	leo := p.log.LogEndOffset()
+	dir := p.log.Path()
+	final := filepath.Join(dir, snapshotName(leo))
+	tmp := final + ".tmp"
+	if err := writeFileSync(tmp, p.producers.marshal()); err != nil {
+		return fmt.Errorf("partition: %s-%d: write producer snapshot: %w", p.Topic, p.Index, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("partition: %s-%d: write producer snapshot: %w", p.Topic, p.Index, err)
+	}
+	p.snapDirty = false
+	offs := listSnapshots(dir)
+	for i := 0; i+2 < len(offs); i++ {
+		os.Remove(filepath.Join(dir, snapshotName(offs[i])))
+	}
+	return nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// listSnapshots returns the offsets of the snapshot files in dir, ascending.
+func listSnapshots(dir string) []int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var offs []int64
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, snapshotSuffix) || len(name) != 20+len(snapshotSuffix) {
+			continue
+		}
+		off, err := strconv.ParseInt(strings.TrimSuffix(name, snapshotSuffix), 10, 64)
+		if err == nil {
+			offs = append(offs, off)
+		}
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	return offs
+}
+
+// loadProducerState restores producer state from the newest readable
+// snapshot at or below the log end offset, then replays the batches after it.
+// A snapshot beyond the log end (the log was truncated) or a corrupt one is
+// removed and an older one, or the whole log, is replayed instead.
+func (p *Partition) loadProducerState() error {
+	dir := p.log.Path()
+	leo := p.log.LogEndOffset()
+	state, from := newProducerState(), p.log.LogStartOffset()
+	offs := listSnapshots(dir)
+	for i := len(offs) - 1; i >= 0; i-- {
+		path := filepath.Join(dir, snapshotName(offs[i]))
+		if offs[i] > leo {
+			os.Remove(path)
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err == nil {
+			var s *producerState
+			if s, err = unmarshalProducerState(data); err == nil {
+				state, from = s, offs[i]
+				break
+			}
+		}
+		p.logger.Warn("ignoring unreadable producer snapshot", "file", path, "err", err)
+		os.Remove(path)
+	}
+	if from < p.log.LogStartOffset() {
+		from = p.log.LogStartOffset()
+	}
+	err := p.log.Scan(from, func(h record.Header, _ []byte) error {
+		if h.LastOffset() >= from {
+			state.update(h)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("partition: %s-%d: replay producer state: %w", p.Topic, p.Index, err)
+	}
+	p.producers = state
+	p.snapDirty = true
+	return nil
+}

@@ -1,0 +1,98 @@
+package protocol
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Metrics are the wire-level Prometheus metrics. A nil *Metrics records nothing.
+type Metrics struct {
+	requests    *prometheus.CounterVec
+	errors      *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	bytesInC    prometheus.Counter
+	bytesOutC   prometheus.Counter
+	connections prometheus.Gauge
+	accepted    prometheus.Counter
+}
+
+// NewMetrics registers the wire metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gregor_requests_total", Help: "Kafka requests answered, by API.",
+		}, []string{"api"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gregor_request_errors_total", Help: "Requests that could not be decoded, by API key.",
+		}, []string{"api"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gregor_request_duration_seconds",
+			Help:    "Time from a request's arrival to its response being written, by API.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
+		}, []string{"api"}),
+		bytesInC: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_network_bytes_in_total", Help: "Bytes of Kafka requests read.",
+		}),
+		bytesOutC: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_network_bytes_out_total", Help: "Bytes of Kafka responses written.",
+		}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gregor_connections", Help: "Open Kafka connections.",
+		}),
+		accepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_connections_accepted_total", Help: "Kafka connections accepted.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted)
+	return m
+}
+
+func apiLabel(key int16) string {
+	if n := kmsg.NameForKey(key); n != "" {
+		return n
+	}
+	return strconv.Itoa(int(key))
+}
+
+func (m *Metrics) observe(key int16, d time.Duration) {
+	if m == nil {
+		return
+	}
+	l := apiLabel(key)
+	m.requests.WithLabelValues(l).Inc()
+	m.latency.WithLabelValues(l).Observe(d.Seconds())
+}
+
+func (m *Metrics) requestError(key int16) {
+	if m != nil {
+		m.errors.WithLabelValues(apiLabel(key)).Inc()
+	}
+}
+
+func (m *Metrics) bytesIn(n int) {
+	if m != nil {
+		m.bytesInC.Add(float64(n))
+	}
+}
+
+func (m *Metrics) bytesOut(n int) {
+	if m != nil {
+		m.bytesOutC.Add(float64(n))
+	}
+}
+
+func (m *Metrics) connOpened() {
+	if m != nil {
+		m.connections.Inc()
+		m.accepted.Inc()
+	}
+}
+
+func (m *Metrics) connClosed() {
+	if m != nil {
+		m.connections.Dec()
+	}
+}

@@ -1,0 +1,339 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gregorbroker/gregor/core/api"
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/httpapi"
+	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// MetadataDirName is where the controller keeps its Raft log and snapshots
+// inside data_dir. It holds no dash-number suffix, so it is never mistaken
+// for a partition directory.
+const MetadataDirName = "__gregor_metadata"
+
+// checkpointInterval is how often recovery points and log start offsets are
+// written (Kafka's log.flush.offset.checkpoint.interval.ms).
+const checkpointInterval = 60 * time.Second
+
+// Options carries what the server needs from its caller.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Server is one Gregor broker.
+type Server struct {
+	cfg     config.Config
+	logger  *slog.Logger
+	now     func() time.Time
+	meta    metaProperties
+	kafkaLn net.Listener
+	httpLn  net.Listener
+	serving atomic.Bool
+}
+
+// New checks the configuration, formats or reads the data directory and
+// binds the listeners. Nothing is served until Run.
+func New(cfg config.Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("server: data_dir: %w", err)
+	}
+	meta, err := loadOrFormat(cfg.DataDir, cfg.NodeID, cfg.ClusterID)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: opts.Logger, now: opts.Now, meta: meta}
+	s.kafkaLn, err = net.Listen("tcp", cfg.Listeners.Kafka)
+	if err != nil {
+		return nil, fmt.Errorf("server: listeners.kafka: %w", err)
+	}
+	if cfg.Listeners.HTTP != "" {
+		s.httpLn, err = net.Listen("tcp", cfg.Listeners.HTTP)
+		if err != nil {
+			s.kafkaLn.Close()
+			return nil, fmt.Errorf("server: listeners.http: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// KafkaAddr is the bound address of the Kafka listener.
+func (s *Server) KafkaAddr() string { return s.kafkaLn.Addr().String() }
+
+// HTTPAddr is the bound address of the HTTP listener, or "".
+func (s *Server) HTTPAddr() string {
+	if s.httpLn == nil {
+		return ""
+	}
+	return s.httpLn.Addr().String()
+}
+
+// ClusterID is the data directory's cluster id.
+func (s *Server) ClusterID() string { return s.meta.ClusterID }
+
+// advertised is the host and port given to clients; a wildcard bind address
+// is advertised as the loopback address.
+func (s *Server) advertised() (string, int32, error) {
+	addr := s.cfg.AdvertisedKafka()
+	if s.cfg.Listeners.KafkaAdvertised == "" {
+		addr = s.KafkaAddr()
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("server: advertised address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("server: advertised port %q: %w", portStr, err)
+	}
+	return host, int32(port), nil
+}
+
+// Run serves until ctx is cancelled, then shuts down cleanly: listeners stop,
+// partitions write producer snapshots, logs are flushed and checkpointed, and
+// the controller closes.
+func (s *Server) Run(ctx context.Context) (err error) {
+	defer s.closeListeners()
+	start := s.now()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	ctrl, err := controller.Open(controller.Config{
+		NodeID:    s.cfg.NodeID,
+		Dir:       filepath.Join(s.cfg.DataDir, MetadataDirName),
+		ClusterID: s.meta.ClusterID,
+		Broker:    s.cfg,
+		Logger:    s.logger.With("component", "controller"),
+		Now:       s.now,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := ctrl.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = ctrl.WaitLeader(waitCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("server: metadata quorum: %w", err)
+	}
+	host, port, err := s.advertised()
+	if err != nil {
+		return err
+	}
+	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = ctrl.RegisterBroker(regCtx, controller.Broker{NodeID: s.cfg.NodeID, Host: host, Port: port, Epoch: start.UnixMilli()})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("server: register broker: %w", err)
+	}
+
+	done := make(chan struct{})
+	broker := &api.Broker{
+		Config:     s.cfg,
+		Controller: ctrl,
+		Partitions: partition.NewSet(),
+		Logger:     s.logger,
+		Now:        s.now,
+		Done:       done,
+	}
+	logs, err := log.OpenDir(s.cfg.DataDir, log.Options{Now: s.now, Logger: s.logger.With("component", "log")},
+		func(topic string, _ int32) log.Config {
+			im := ctrl.Image()
+			return api.PartitionConfig(s.cfg, broker.TopicConfig(im, topic)).Log
+		})
+	if err != nil {
+		return err
+	}
+	broker.Logs = logs
+	defer func() {
+		for _, p := range broker.Partitions.All() {
+			if perr := p.Close(); perr != nil {
+				s.logger.Error("producer snapshot failed", "topic", p.Topic, "partition", p.Index, "err", perr)
+			}
+		}
+		if cerr := logs.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
+		s.logger.Error("some partitions could not be opened", "err", err)
+	}
+	reg.MustRegister(partition.NewCollector(broker.Partitions))
+
+	var g run.Group
+	// The context actor: cancellation stops the group.
+	{
+		gctx, gcancel := context.WithCancel(ctx)
+		g.Add(func() error {
+			<-gctx.Done()
+			return nil
+		}, func(error) { gcancel() })
+	}
+	// The Kafka listener.
+	{
+		srv := &protocol.Server{
+			Registry:        broker.Registry(),
+			Name:            "kafka",
+			MaxRequestBytes: s.cfg.Limits.MaxRequestBytes,
+			MaxConnections:  s.cfg.Limits.MaxConnections,
+			Logger:          s.logger.With("listener", "kafka"),
+			Metrics:         protocol.NewMetrics(reg),
+		}
+		sctx, scancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			return srv.Serve(sctx, s.kafkaLn)
+		}, func(error) {
+			close(done)
+			scancel()
+		})
+	}
+	// The HTTP listener.
+	if s.httpLn != nil {
+		hs := &http.Server{
+			Handler:           httpapi.Handler(reg, s.health),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		g.Add(func() error {
+			if err := hs.Serve(s.httpLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("server: http: %w", err)
+			}
+			return nil
+		}, func(error) {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			hs.Shutdown(sctx)
+		})
+	}
+	// Metadata changes: open, reconfigure and delete partitions.
+	{
+		images, unsubscribe := ctrl.Subscribe()
+		stop := make(chan struct{})
+		g.Add(func() error {
+			for {
+				select {
+				case im := <-images:
+					if err := broker.SyncPartitions(im); err != nil {
+						s.logger.Error("applying metadata", "err", err)
+					}
+				case <-stop:
+					return nil
+				}
+			}
+		}, func(error) {
+			unsubscribe()
+			close(stop)
+		})
+	}
+	// Background log work: retention, checkpoints, producer snapshots and,
+	// in page_cache mode, the periodic flush.
+	{
+		stop := make(chan struct{})
+		g.Add(func() error {
+			s.maintain(broker, logs, stop)
+			return nil
+		}, func(error) { close(stop) })
+	}
+
+	s.serving.Store(true)
+	s.logger.Info("gregor serving", "kafka", s.KafkaAddr(), "http", s.HTTPAddr(), "node_id", s.cfg.NodeID,
+		"cluster_id", s.meta.ClusterID, "data_dir", s.cfg.DataDir, "durability", s.cfg.Log.Durability,
+		"startup", s.now().Sub(start).Round(time.Millisecond))
+	err = g.Run()
+	s.serving.Store(false)
+	s.logger.Info("gregor stopping")
+	return err
+}
+
+func (s *Server) health() error {
+	if !s.serving.Load() {
+		return errors.New("not serving")
+	}
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	s.kafkaLn.Close()
+	if s.httpLn != nil {
+		s.httpLn.Close()
+	}
+}
+
+// maintain runs the periodic log work until stop is closed.
+func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
+	retention := time.NewTicker(time.Duration(s.cfg.Log.RetentionCheckIntervalMs) * time.Millisecond)
+	defer retention.Stop()
+	checkpoint := time.NewTicker(checkpointInterval)
+	defer checkpoint.Stop()
+	var flush <-chan time.Time
+	if s.cfg.Log.Durability == config.DurabilityPageCache && s.cfg.Log.FlushIntervalMs > 0 {
+		t := time.NewTicker(time.Duration(s.cfg.Log.FlushIntervalMs) * time.Millisecond)
+		defer t.Stop()
+		flush = t.C
+	}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-retention.C:
+			for _, p := range b.Partitions.All() {
+				n, err := p.Log().ApplyRetention()
+				if err != nil {
+					s.logger.Error("retention failed", "topic", p.Topic, "partition", p.Index, "err", err)
+				} else if n > 0 {
+					s.logger.Info("retention deleted segments", "topic", p.Topic, "partition", p.Index, "segments", n)
+				}
+			}
+		case <-checkpoint.C:
+			for _, p := range b.Partitions.All() {
+				if err := p.Snapshot(); err != nil {
+					s.logger.Error("producer snapshot failed", "topic", p.Topic, "partition", p.Index, "err", err)
+				}
+			}
+			if err := logs.Checkpoint(); err != nil {
+				s.logger.Error("checkpoint failed", "err", err)
+			}
+		case <-flush:
+			for _, p := range b.Partitions.All() {
+				if err := p.Sync(); err != nil {
+					s.logger.Error("flush failed", "topic", p.Topic, "partition", p.Index, "err", err)
+				}
+			}
+		}
+	}
+}
