@@ -1,0 +1,3 @@
+module github.com/gregorbroker/gregor/sdk
+
+go 1.24
