@@ -102,7 +102,7 @@ func newPercentFormatter(spec string) (*percentFormatter, error) {
 	if spec == "" {
 		return nil, usagef("--format is empty")
 	}
-	s := withNewline(unescape(spec))
+	s := unescape(spec)
 	f := &percentFormatter{}
 	lit := 0
 	for i := 0; i < len(s); i++ {
@@ -132,6 +132,9 @@ func newPercentFormatter(spec string) (*percentFormatter, error) {
 	}
 	if lit < len(s) {
 		f.parts = append(f.parts, percentPart{literal: s[lit:]})
+	}
+	if !strings.HasSuffix(s, "\n") {
+		f.parts = append(f.parts, percentPart{literal: "\n"})
 	}
 	return f, nil
 }
