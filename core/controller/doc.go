@@ -1,0 +1,47 @@
+// Package controller owns Gregor's cluster metadata: topics, partitions,
+// leaders, ISRs, topic and broker configs, producer-ID blocks and broker
+// registrations. The metadata is a log of records replicated by
+// hashicorp/raft; every node applies the committed records to an immutable,
+// copy-on-write Image that readers load without locks.
+//
+// The package validates every change on the active controller before
+// proposing it; the protocol layer maps the returned sentinel errors to Kafka
+// error codes with errors.Is. It must not touch partition data, open client
+// listeners or import other core packages except config.
+//
+// # Metadata log format (version 1)
+//
+// Each raft log command holds one record, a JSON object
+//
+//	{"v":1,"type":"<type>","data":{...}}
+//
+// where v is the record format version (a node refuses a version it does not
+// know) and data depends on type:
+//
+//	controller         {"node_id":1}                     a node became the active controller
+//	register_broker    {"node_id":1,"host":"h","port":9092,"rack":""}
+//	                                                     the broker epoch is the record's raft index
+//	create_topic       {"name":"t","id":"<uuid>","internal":false,
+//	                    "partitions":[{"index":0,"leader":1,"leader_epoch":0,
+//	                    "partition_epoch":0,"replicas":[1],"isr":[1]}],
+//	                    "configs":{"retention.ms":"1000"}}
+//	delete_topic       {"id":"<uuid>","name":"t"}
+//	create_partitions  {"topic_id":"<uuid>","partitions":[...]}  appended after the existing ones
+//	set_configs        {"resource":{"type":2,"name":"t"},"configs":{...}}
+//	                                                     the full explicit set; empty removes it
+//	producer_ids       {"first":0,"count":1000}           first must equal the image's next id
+//
+// A record is applied atomically: its preconditions are checked against the
+// image first, and a record that fails them changes nothing (the proposer
+// receives the error). Every node reaches the same verdict, so a rejected
+// record never makes nodes diverge.
+//
+// # Snapshots
+//
+// The FSM snapshot is one JSON object:
+//
+//	{"v":1,"offset":N,"controller_id":1,"next_producer_id":0,
+//	 "brokers":[...],"topics":[...],"configs":[{"type":2,"name":"t","configs":{...}}]}
+//
+// with brokers, topics and configs sorted so equal images give equal bytes.
+package controller

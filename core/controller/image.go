@@ -1,0 +1,213 @@
+package controller
+
+import (
+	"maps"
+	"sort"
+
+	"github.com/google/uuid"
+)
+
+// ResourceType is a config resource's type, with Kafka's codes.
+type ResourceType int8
+
+// Config resource types.
+const (
+	ResourceTopic  ResourceType = 2
+	ResourceBroker ResourceType = 4
+)
+
+// OpType is an IncrementalAlterConfigs operation, with Kafka's codes.
+type OpType int8
+
+// Config operations.
+const (
+	OpSet      OpType = 0
+	OpDelete   OpType = 1
+	OpAppend   OpType = 2
+	OpSubtract OpType = 3
+)
+
+// Broker is a registered broker.
+type Broker struct {
+	NodeID int32  `json:"node_id"`
+	Host   string `json:"host"`
+	Port   int32  `json:"port"`
+	Rack   string `json:"rack,omitempty"`
+	// Epoch is the raft index of the broker's latest registration record
+	// (Kafka's broker epoch); RegisterBroker ignores the caller's value.
+	Epoch int64 `json:"epoch,omitempty"`
+}
+
+// Topic is a topic in the image. It is immutable: changes produce a new Topic.
+type Topic struct {
+	Name       string      `json:"name"`
+	ID         uuid.UUID   `json:"id"`
+	Partitions []Partition `json:"partitions"`
+	Internal   bool        `json:"internal,omitempty"`
+}
+
+// ReplicationFactor is the replica count of partition 0 (0 if none).
+func (t *Topic) ReplicationFactor() int16 {
+	if len(t.Partitions) == 0 {
+		return 0
+	}
+	return int16(len(t.Partitions[0].Replicas))
+}
+
+// Partition is one partition's assignment and leadership.
+type Partition struct {
+	Index          int32   `json:"index"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+}
+
+// ConfigResource names a topic or broker whose configs can be altered. A
+// broker resource with an empty Name is the cluster-wide broker default.
+type ConfigResource struct {
+	Type ResourceType `json:"type"`
+	Name string       `json:"name"`
+}
+
+// Image is the committed cluster metadata at one raft index. An Image and
+// everything it points to are immutable; never modify them.
+type Image struct {
+	ClusterID string
+	// ControllerID is the node id of the active controller as of Offset,
+	// or -1 before any controller record.
+	ControllerID int32
+	// Offset is the raft index of the last log entry applied.
+	Offset uint64
+
+	Brokers    map[int32]Broker
+	Topics     map[string]*Topic
+	TopicsByID map[uuid.UUID]*Topic
+	// Configs holds only explicitly set values.
+	Configs map[ConfigResource]map[string]string
+	// NextProducerID is the first producer id not yet allocated.
+	NextProducerID int64
+}
+
+func emptyImage(clusterID string) *Image {
+	return &Image{
+		ClusterID:    clusterID,
+		ControllerID: -1,
+		Brokers:      map[int32]Broker{},
+		Topics:       map[string]*Topic{},
+		TopicsByID:   map[uuid.UUID]*Topic{},
+		Configs:      map[ConfigResource]map[string]string{},
+	}
+}
+
+// Topic finds a topic by name.
+func (im *Image) Topic(name string) (*Topic, bool) {
+	t, ok := im.Topics[name]
+	return t, ok
+}
+
+// TopicByID finds a topic by id.
+func (im *Image) TopicByID(id uuid.UUID) (*Topic, bool) {
+	t, ok := im.TopicsByID[id]
+	return t, ok
+}
+
+// TopicConfig returns a copy of the topic's explicit config overrides
+// (empty, never nil, when there are none).
+func (im *Image) TopicConfig(topic string) map[string]string {
+	m := maps.Clone(im.Configs[ConfigResource{Type: ResourceTopic, Name: topic}])
+	if m == nil {
+		m = map[string]string{}
+	}
+	return m
+}
+
+// Broker finds a registered broker.
+func (im *Image) Broker(id int32) (Broker, bool) {
+	b, ok := im.Brokers[id]
+	return b, ok
+}
+
+// BrokerIDs lists the registered brokers' ids in ascending order.
+func (im *Image) BrokerIDs() []int32 {
+	ids := make([]int32, 0, len(im.Brokers))
+	for id := range im.Brokers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// builder derives the next Image from a base without touching the base: the
+// top-level maps are cloned on first write, and topics are replaced, never
+// modified.
+type builder struct {
+	im                                       *Image
+	ownBrokers, ownTopics, ownByID, ownConfs bool
+}
+
+func newBuilder(base *Image) *builder {
+	next := *base
+	return &builder{im: &next}
+}
+
+func (b *builder) brokers() map[int32]Broker {
+	if !b.ownBrokers {
+		b.im.Brokers = maps.Clone(b.im.Brokers)
+		if b.im.Brokers == nil {
+			b.im.Brokers = map[int32]Broker{}
+		}
+		b.ownBrokers = true
+	}
+	return b.im.Brokers
+}
+
+func (b *builder) topics() map[string]*Topic {
+	if !b.ownTopics {
+		b.im.Topics = maps.Clone(b.im.Topics)
+		if b.im.Topics == nil {
+			b.im.Topics = map[string]*Topic{}
+		}
+		b.ownTopics = true
+	}
+	return b.im.Topics
+}
+
+func (b *builder) topicsByID() map[uuid.UUID]*Topic {
+	if !b.ownByID {
+		b.im.TopicsByID = maps.Clone(b.im.TopicsByID)
+		if b.im.TopicsByID == nil {
+			b.im.TopicsByID = map[uuid.UUID]*Topic{}
+		}
+		b.ownByID = true
+	}
+	return b.im.TopicsByID
+}
+
+func (b *builder) configs() map[ConfigResource]map[string]string {
+	if !b.ownConfs {
+		b.im.Configs = maps.Clone(b.im.Configs)
+		if b.im.Configs == nil {
+			b.im.Configs = map[ConfigResource]map[string]string{}
+		}
+		b.ownConfs = true
+	}
+	return b.im.Configs
+}
+
+// putTopic stores t under its name and id, replacing any previous version.
+func (b *builder) putTopic(t *Topic) {
+	b.topics()[t.Name] = t
+	b.topicsByID()[t.ID] = t
+}
+
+// removeTopic drops t and its config overrides.
+func (b *builder) removeTopic(t *Topic) {
+	delete(b.topics(), t.Name)
+	delete(b.topicsByID(), t.ID)
+	res := ConfigResource{Type: ResourceTopic, Name: t.Name}
+	if _, ok := b.im.Configs[res]; ok {
+		delete(b.configs(), res)
+	}
+}

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// checkActive reports ErrNotController unless this node is the active
+// controller with its leadership record applied.
+func (c *Controller) checkActive() error {
+	c.mu.Lock()
+	ready, closed := c.ready, c.closed
+	c.mu.Unlock()
+	if closed {
+		return fmt.Errorf("controller: node %d is closed: %w", c.cfg.NodeID, ErrNotController)
+	}
+	if !ready {
+		_, leader := c.raft.LeaderWithID()
+		if leader == "" {
+			leader = "none"
+		}
+		return fmt.Errorf("controller: node %d is not the active controller (raft leader: %s): %w",
+			c.cfg.NodeID, leader, ErrNotController)
+	}
+	return nil
+}
+
+// proposeAll appends each record as its own raft entry (raft pipelines
+// them) and waits for each to be applied. errs[i] is nil when records[i] was
+// committed and applied; otherwise it is the apply's rejection, a raft
+// failure (wrapping ErrNotController), or ctx's error, in which case the
+// outcome is unknown. Callers hold writeMu.
+func (c *Controller) proposeAll(ctx context.Context, records []record) []error {
+	errs := make([]error, len(records))
+	futures := make([]raft.ApplyFuture, len(records))
+	var enqueue time.Duration // 0: wait as long as raft needs
+	if dl, ok := ctx.Deadline(); ok {
+		if enqueue = time.Until(dl); enqueue <= 0 {
+			for i := range errs {
+				errs[i] = fmt.Errorf("controller: %w", context.DeadlineExceeded)
+			}
+			return errs
+		}
+	}
+	for i, r := range records {
+		data, err := encodeRecord(r)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		futures[i] = c.raft.Apply(data, enqueue)
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, f := range futures {
+			if f == nil {
+				continue
+			}
+			if err := f.Error(); err != nil {
+				errs[i] = raftError(err)
+				continue
+			}
+			if rerr, ok := f.Response().(error); ok {
+				errs[i] = rerr
+			}
+		}
+	}()
+	select {
+	case <-done:
+		return errs
+	case <-ctx.Done():
+		// The entries may still commit; the fsm rejects any that conflict
+		// with later writes, so releasing writeMu now is safe.
+		out := make([]error, len(records))
+		for i := range out {
+			out[i] = fmt.Errorf("controller: outcome unknown: %w", ctx.Err())
+		}
+		return out
+	}
+}
+
+// propose is proposeAll for one record.
+func (c *Controller) propose(ctx context.Context, r record) error {
+	return c.proposeAll(ctx, []record{r})[0]
+}
+
+// raftError maps raft's leadership and shutdown errors to ErrNotController.
+func raftError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("controller: %w: %w", ErrNotController, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("controller: %w: %w", context.DeadlineExceeded, err)
+	}
+	return fmt.Errorf("controller: raft: %w", err)
+}
