@@ -398,3 +398,36 @@ func TestConcurrentProposals(t *testing.T) {
 		t.Errorf("image has %d topics and next producer id %d", len(im.Topics), im.NextProducerID)
 	}
 }
+
+func TestTCPTransportRestartOnNewPort(t *testing.T) {
+	dir := t.TempDir()
+	for round := 0; round < 2; round++ {
+		trans, err := NewTCPTransport("127.0.0.1:0", "", quietLogger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(t, dir)
+		cfg.Transport = trans
+		c := openReady(t, cfg)
+		if round == 0 {
+			mustCreate(t, newClusterOn(t, c), CreateTopic{Name: "kept", NumPartitions: 1, ReplicationFactor: 1})
+		} else if _, ok := c.Image().Topic("kept"); !ok {
+			t.Fatal("topic lost across a restart on a new port")
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := NewTCPTransport("0.0.0.0:0", "", quietLogger); err == nil {
+		t.Error("a wildcard bind without an advertised address was accepted")
+	}
+}
+
+// newClusterOn registers broker 1 on an open controller.
+func newClusterOn(t *testing.T, c *Controller) *Controller {
+	t.Helper()
+	if err := c.RegisterBroker(context.Background(), Broker{NodeID: 1, Host: "localhost", Port: 9092}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
