@@ -30,7 +30,7 @@ type Config struct {
 	// a random id); on later opens it must match the stored one if set.
 	ClusterID string
 	// Broker supplies topic defaults (partitions, replication factor, topic
-	// configs).
+	// configs); it must pass Validate.
 	Broker config.Config
 	// Transport carries raft traffic; nil means an in-memory transport for a
 	// single voter. Raft closes it on Close.
@@ -90,6 +90,9 @@ func Open(cfg Config) (*Controller, error) {
 	}
 	if cfg.Dir == "" {
 		return nil, errors.New("controller: metadata dir is empty")
+	}
+	if err := cfg.Broker.Validate(); err != nil {
+		return nil, fmt.Errorf("controller: broker config: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

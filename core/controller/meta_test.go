@@ -81,7 +81,9 @@ func TestOpenRejectsForeignDir(t *testing.T) {
 	if _, err := Open(cfg); err == nil || !strings.Contains(err.Error(), "cluster id") {
 		t.Fatalf("Open with another cluster id: %v", err)
 	}
-	for _, bad := range []Config{{NodeID: -1, Dir: dir}, {NodeID: 1}} {
+	noDefaults := testConfig(t, t.TempDir())
+	noDefaults.Broker.Topics.DefaultPartitions = 0
+	for _, bad := range []Config{{NodeID: -1, Dir: dir}, {NodeID: 1}, noDefaults} {
 		if _, err := Open(bad); err == nil {
 			t.Errorf("Open(%+v) succeeded", bad)
 		}
