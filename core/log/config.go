@@ -1,0 +1,81 @@
+package log
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config is the per-log configuration; the caller derives it from broker and
+// topic settings. Field names follow Kafka's topic configs.
+type Config struct {
+	// SegmentBytes (segment.bytes) is the size at which a segment is rolled.
+	SegmentBytes int64
+	// SegmentMs (segment.ms) rolls a segment whose first batch is older than
+	// this, measured against the timestamp of the batch being appended (or the
+	// clock when the segment's batches carry no timestamp).
+	SegmentMs int64
+	// IndexIntervalBytes (index.interval.bytes) is the bytes appended between
+	// offset index entries.
+	IndexIntervalBytes int32
+	// RetentionMs (retention.ms) deletes segments whose newest timestamp is
+	// older than this; -1 keeps them forever.
+	RetentionMs int64
+	// RetentionBytes (retention.bytes) deletes the oldest segments while the
+	// log exceeds this size; -1 means no limit.
+	RetentionBytes int64
+	// MaxIndexBytes (segment.index.bytes) bounds each index file; a segment
+	// whose index is full is rolled.
+	MaxIndexBytes int32
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * 60 * 60 * 1000,
+		IndexIntervalBytes: 4096,
+		RetentionMs:        7 * 24 * 60 * 60 * 1000,
+		RetentionBytes:     -1,
+		MaxIndexBytes:      10 << 20,
+	}
+}
+
+// Validate reports the first setting outside its legal range.
+func (c Config) Validate() error {
+	switch {
+	case c.SegmentBytes < 14:
+		return fmt.Errorf("log: segment bytes %d is below the minimum 14", c.SegmentBytes)
+	case c.SegmentBytes > 1<<31-1:
+		return fmt.Errorf("log: segment bytes %d exceeds the maximum %d", c.SegmentBytes, 1<<31-1)
+	case c.SegmentMs < 1:
+		return fmt.Errorf("log: segment ms %d is below the minimum 1", c.SegmentMs)
+	case c.IndexIntervalBytes < 0:
+		return fmt.Errorf("log: index interval bytes %d is negative", c.IndexIntervalBytes)
+	case c.RetentionMs < -1:
+		return fmt.Errorf("log: retention ms %d is below -1", c.RetentionMs)
+	case c.RetentionBytes < -1:
+		return fmt.Errorf("log: retention bytes %d is below -1", c.RetentionBytes)
+	case c.MaxIndexBytes < timeEntrySize:
+		return fmt.Errorf("log: max index bytes %d is below the minimum %d", c.MaxIndexBytes, timeEntrySize)
+	}
+	return nil
+}
+
+// Options are the process-level dependencies of logs.
+type Options struct {
+	// Now is the clock for segment rolling and retention; nil means time.Now.
+	Now func() time.Time
+	// Logger receives warnings about repairs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
