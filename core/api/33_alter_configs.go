@@ -1,0 +1,180 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// AlterConfigs replaces a resource's whole set of dynamic configs; it is
+// deprecated in favour of IncrementalAlterConfigs but still in Kafka 4.
+func init() { reg(33, 0, 2, (*Broker).handleAlterConfigs) }
+
+func (b *Broker) handleAlterConfigs(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.AlterConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	changes := make([]configChange, len(req.Resources))
+	for i, rr := range req.Resources {
+		c := configChange{typ: rr.ResourceType, name: rr.ResourceName, replace: true}
+		for _, rc := range rr.Configs {
+			c.ops = append(c.ops, controller.ConfigOp{Name: rc.Name, Value: rc.Value, Op: controller.OpSet})
+		}
+		changes[i] = c
+	}
+	errs := b.alterConfigs(changes, req.ValidateOnly)
+	for i, rr := range req.Resources {
+		res := kmsg.NewAlterConfigsResponseResource()
+		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		if e := errs[i]; e != nil {
+			res.ErrorCode, res.ErrorMessage = e.code, e.message()
+		}
+		resp.Resources = append(resp.Resources, res)
+	}
+	return protocol.Reply{Resp: resp}
+}
+
+// configChange is one resource of an AlterConfigs or IncrementalAlterConfigs
+// request.
+type configChange struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	// replace is AlterConfigs: the ops (all sets) become the resource's
+	// whole set of dynamic configs.
+	replace bool
+	ops     []controller.ConfigOp
+}
+
+// alterConfigs applies Kafka's checks to each resource and hands the valid
+// topic changes to the controller. The result holds one error (or nil) per
+// change.
+func (b *Broker) alterConfigs(changes []configChange, validateOnly bool) []*apiError {
+	errs := make([]*apiError, len(changes))
+	type key struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}
+	count := map[key]int{}
+	for _, c := range changes {
+		count[key{c.typ, c.name}]++
+	}
+	var reqs []controller.AlterConfig
+	var reqOf []int
+	for i, c := range changes {
+		if count[key{c.typ, c.name}] > 1 {
+			errs[i] = newAPIError(kerr.InvalidRequest, "Each resource must appear at most once.")
+			continue
+		}
+		if e := b.checkConfigChange(c); e != nil {
+			errs[i] = e
+			continue
+		}
+		if c.typ != kmsg.ConfigResourceTypeTopic {
+			continue // a broker resource without changes: nothing to do
+		}
+		reqs = append(reqs, controller.AlterConfig{
+			Resource: controller.ConfigResource{Type: controller.ResourceTopic, Name: c.name},
+			Replace:  c.replace,
+			Ops:      c.ops,
+		})
+		reqOf = append(reqOf, i)
+	}
+	if len(reqs) == 0 {
+		return errs
+	}
+	ctx, cancel := b.ctx(0)
+	results := b.Controller.AlterConfigs(ctx, reqs, validateOnly)
+	cancel()
+	changed := false
+	for j, res := range results {
+		errs[reqOf[j]] = fromErr(res.Err)
+		if res.Err == nil && !validateOnly {
+			changed = true
+			b.Logger.Info("altered topic configs", "topic", res.Resource.Name)
+		}
+	}
+	if changed {
+		// Partitions pick up their new rules before the client hears back.
+		if err := b.SyncPartitions(b.Controller.Image()); err != nil {
+			b.Logger.Warn("applying topic configs", "err", err)
+		}
+	}
+	return errs
+}
+
+// checkConfigChange applies the checks Kafka makes before a change reaches
+// the controller: no key twice, a value for every op but DELETE, a valid
+// resource name, and no change to a broker setting (Gregor's broker settings
+// come from broker.toml and are read-only at run time).
+func (b *Broker) checkConfigChange(c configChange) *apiError {
+	seen := make(map[string]bool, len(c.ops))
+	var nulls []string
+	for _, op := range c.ops {
+		if seen[op.Name] {
+			return newAPIError(kerr.InvalidRequest, "Error due to duplicate config keys")
+		}
+		seen[op.Name] = true
+		if op.Value == nil && (c.replace || op.Op != controller.OpDelete) {
+			nulls = append(nulls, op.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return newAPIError(kerr.InvalidRequest, "Null value not supported for : "+strings.Join(nulls, ", "))
+	}
+	switch {
+	case c.typ == kmsg.ConfigResourceTypeTopic:
+		if c.name == "" {
+			return newAPIError(kerr.InvalidRequest, "Default topic resources are not allowed.")
+		}
+		if err := controller.ValidateTopicName(c.name); err != nil {
+			return newAPIError(kerr.InvalidTopicException, err.Error())
+		}
+		return nil
+	case c.typ == kmsg.ConfigResourceTypeBroker:
+		if c.name != "" {
+			if e := b.checkNodeID(c.name, "Node id"); e != nil {
+				return e
+			}
+		}
+		if len(c.ops) == 0 {
+			return nil
+		}
+		names := make([]string, len(c.ops))
+		for i, op := range c.ops {
+			if op.Op < controller.OpSet || op.Op > controller.OpSubtract {
+				return newAPIError(kerr.InvalidRequest, "Unknown operations type "+itoa(int64(op.Op)))
+			}
+			names[i] = op.Name
+		}
+		return newAPIError(kerr.InvalidRequest, "Cannot update these configs dynamically: "+strings.Join(names, ", ")+
+			" (Gregor reads broker settings from broker.toml at start; change them there and restart the broker)")
+	case c.typ == kmsg.ConfigResourceTypeBrokerLogger && !c.replace:
+		return b.checkLoggerChange(c)
+	}
+	return newAPIError(kerr.InvalidRequest, "Unknown resource type "+itoa(int64(c.typ)))
+}
+
+// checkLoggerChange answers an IncrementalAlterConfigs on a BROKER_LOGGER
+// resource as Kafka does for loggers that do not exist: Gregor logs through
+// one structured logger and has no named loggers whose level could change.
+func (b *Broker) checkLoggerChange(c configChange) *apiError {
+	if e := b.checkNodeID(c.name, "Node id"); e != nil {
+		return e
+	}
+	for _, op := range c.ops {
+		switch op.Op {
+		case controller.OpSet, controller.OpDelete:
+			return newAPIError(kerr.InvalidConfig, "Logger "+op.Name+" does not exist!")
+		case controller.OpAppend:
+			return newAPIError(kerr.InvalidRequest, "APPEND operation is not allowed for the BROKER_LOGGER resource")
+		case controller.OpSubtract:
+			return newAPIError(kerr.InvalidRequest, "SUBTRACT operation is not allowed for the BROKER_LOGGER resource")
+		default:
+			return newAPIError(kerr.InvalidRequest, "Unknown operation type "+itoa(int64(op.Op))+" is not allowed for the BROKER_LOGGER resource")
+		}
+	}
+	return nil
+}

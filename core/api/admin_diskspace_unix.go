@@ -1,0 +1,28 @@
+//go:build unix
+
+package api
+
+import (
+	"math"
+	"syscall"
+)
+
+// diskSpace returns the total and usable bytes of the file system holding
+// path, as Java's FileStore reports them (usable: what an unprivileged
+// process may still write).
+func diskSpace(path string) (total, usable int64, err error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return -1, -1, err
+	}
+	return clampBytes(uint64(st.Blocks), uint64(st.Bsize)), clampBytes(uint64(st.Bavail), uint64(st.Bsize)), nil
+}
+
+// clampBytes multiplies without overflow; Kafka reports Long.MAX_VALUE for
+// file systems larger than that.
+func clampBytes(blocks, size uint64) int64 {
+	if size != 0 && blocks > math.MaxInt64/size {
+		return math.MaxInt64
+	}
+	return int64(blocks * size)
+}
