@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Apache Kafka as a reference broker for Gregor's interop matrix and benchmarks.
+#
+# The broker and its tools run from Maven Central's jars (org.apache.kafka:kafka_2.13 and
+# kafka-tools), fetched by mvn into .cache/kafka/<version>/libs. Nothing downloaded is committed.
+#
+#   scripts/kafka-ref.sh fetch                 resolve the jars (idempotent)
+#   scripts/kafka-ref.sh start [--nodes 1|3] [--fsync]
+#                                              format a fresh KRaft cluster on loopback and start it
+#   scripts/kafka-ref.sh stop [--nodes 1|3]    stop it (SIGTERM, then SIGKILL after 30 s)
+#   scripts/kafka-ref.sh status [--nodes 1|3]  exit 0 when every node's process is alive
+#   scripts/kafka-ref.sh pid [--nodes 1|3]     print node 1's process id
+#   scripts/kafka-ref.sh bootstrap [--nodes N] print the PLAINTEXT bootstrap list
+#   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
+#       kafka-topics kafka-consumer-groups kafka-configs kafka-dump-log kafka-storage
+#       kafka-get-offsets kafka-metadata-quorum producer-perf consumer-perf e2e-latency
+#     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:19092 --list
+#
+# Ports (chosen not to clash with Gregor's 19092 in the interop config):
+#   single node: PLAINTEXT 127.0.0.1:29092, SASL_PLAINTEXT 127.0.0.1:29094, controller 29093
+#   three nodes: PLAINTEXT 2910{1,2,3},      SASL_PLAINTEXT 2913{1,2,3},    controllers 2912{1,2,3}
+# SASL users (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): interop / interop-secret.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
+CACHE="${GREGOR_CACHE:-$ROOT/.cache}"
+LIBS="$CACHE/kafka/$KAFKA_VERSION/libs"
+RUN="$CACHE/kafka-run"
+HEAP="${KAFKA_HEAP:-1G}"
+SASL_USER=interop
+SASL_PASS=interop-secret
+
+die() { echo "kafka-ref: $*" >&2; exit 1; }
+
+fetch() {
+	if [[ -f "$LIBS/.complete" ]]; then return 0; fi
+	command -v java >/dev/null || install_java
+	command -v mvn >/dev/null || install_maven
+	echo "kafka-ref: fetching Apache Kafka $KAFKA_VERSION jars into $LIBS" >&2
+	rm -rf "$LIBS"
+	mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" -Dkafka.version="$KAFKA_VERSION" \
+		-f "$ROOT/interop/kafka-ref/pom.xml" dependency:copy-dependencies \
+		-DoutputDirectory="$LIBS" -DincludeScope=runtime >&2
+	[[ -f "$LIBS/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "mvn did not produce kafka_2.13-$KAFKA_VERSION.jar"
+	touch "$LIBS/.complete"
+}
+
+install_java() {
+	apt-get update -qq >&2 && apt-get install -y -qq openjdk-17-jdk-headless >&2
+}
+
+install_maven() {
+	apt-get update -qq >&2 && apt-get install -y -qq maven >&2
+}
+
+classpath() { echo "$LIBS/*"; }
+
+tools_log4j() {
+	local f="$RUN/log4j2-tools.properties"
+	mkdir -p "$RUN"
+	if [[ ! -f "$f" ]]; then
+		cat >"$f" <<-'EOF'
+		status = error
+		appender.err.type = Console
+		appender.err.name = STDERR
+		appender.err.target = SYSTEM_ERR
+		appender.err.layout.type = PatternLayout
+		appender.err.layout.pattern = [%d] %p %m (%c)%n
+		rootLogger.level = warn
+		rootLogger.appenderRef.err.ref = STDERR
+		EOF
+	fi
+	echo "$f"
+}
+
+run_class() {
+	local cls="$1"; shift
+	fetch
+	exec java -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
+		-Dlog4j2.configurationFile="$(tools_log4j)" -cp "$(classpath)" "$cls" "$@"
+}
+
+# node_ports N I -> "plaintext sasl controller"
+node_ports() {
+	local nodes="$1" i="$2"
+	if [[ "$nodes" == 1 ]]; then echo "29092 29094 29093"; else echo "2910$i 2913$i 2912$i"; fi
+}
+
+cluster_dir() { echo "$RUN/cluster-$1"; }
+
+write_node_config() {
+	local nodes="$1" i="$2" fsync="$3" dir="$4"
+	local p s c voters="" j
+	read -r p s c <<<"$(node_ports "$nodes" "$i")"
+	for ((j = 1; j <= nodes; j++)); do
+		local pj sj cj
+		read -r pj sj cj <<<"$(node_ports "$nodes" "$j")"
+		voters+="${voters:+,}$j@127.0.0.1:$cj"
+	done
+	local rf=$((nodes < 3 ? 1 : 3)) minisr=$((nodes < 3 ? 1 : 2))
+	cat >"$dir/server.properties" <<-EOF
+	process.roles=broker,controller
+	node.id=$i
+	controller.quorum.voters=$voters
+	listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$s,CONTROLLER://127.0.0.1:$c
+	advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$s
+	listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+	controller.listener.names=CONTROLLER
+	inter.broker.listener.name=PLAINTEXT
+	sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+	listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASS";
+	listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+	listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+	log.dirs=$dir/data
+	offsets.topic.replication.factor=$rf
+	offsets.topic.num.partitions=3
+	transaction.state.log.replication.factor=$rf
+	transaction.state.log.min.isr=$minisr
+	transaction.state.log.num.partitions=3
+	group.initial.rebalance.delay.ms=0
+	EOF
+	if [[ "$nodes" == 3 ]]; then
+		# Topic defaults stay Kafka's own on a single node so DescribeConfigs compares cleanly.
+		printf 'default.replication.factor=3\nmin.insync.replicas=2\n' >>"$dir/server.properties"
+	fi
+	if [[ "$fsync" == 1 ]]; then
+		# Like-with-like with Gregor's durability = "fsync": every append reaches disk before the ack.
+		echo "log.flush.interval.messages=1" >>"$dir/server.properties"
+	fi
+	cat >"$dir/log4j2.properties" <<-EOF
+	status = error
+	appender.file.type = File
+	appender.file.name = FILE
+	appender.file.fileName = $dir/server.log
+	appender.file.layout.type = PatternLayout
+	appender.file.layout.pattern = [%d] %p %m (%c)%n
+	rootLogger.level = info
+	rootLogger.appenderRef.file.ref = FILE
+	logger.kafka.name = kafka
+	logger.kafka.level = info
+	EOF
+}
+
+start() {
+	local nodes=1 fsync=0
+	while [[ $# -gt 0 ]]; do
+		case "$1" in
+		--nodes) nodes="$2"; shift 2 ;;
+		--fsync) fsync=1; shift ;;
+		*) die "start: unknown flag $1" ;;
+		esac
+	done
+	[[ "$nodes" == 1 || "$nodes" == 3 ]] || die "start: --nodes must be 1 or 3"
+	fetch
+	stop --nodes "$nodes" >/dev/null 2>&1 || true
+	local cdir; cdir="$(cluster_dir "$nodes")"
+	rm -rf "$cdir"; mkdir -p "$cdir"
+	local cid; cid="$(java -cp "$(classpath)" -Dlog4j2.configurationFile="$(tools_log4j)" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)"
+	[[ -n "$cid" ]] || die "start: could not make a cluster id"
+	local i heap="$HEAP"
+	[[ "$nodes" == 3 ]] && heap="${KAFKA_HEAP:-512m}"
+	for ((i = 1; i <= nodes; i++)); do
+		local dir="$cdir/node$i"; mkdir -p "$dir/data"
+		write_node_config "$nodes" "$i" "$fsync" "$dir"
+		java -cp "$(classpath)" -Dlog4j2.configurationFile="$(tools_log4j)" kafka.tools.StorageTool format \
+			-t "$cid" -c "$dir/server.properties" --ignore-formatted \
+			--add-scram "SCRAM-SHA-256=[name=$SASL_USER,password=$SASL_PASS]" \
+			--add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASS]" >"$dir/format.log" 2>&1 \
+			|| { cat "$dir/format.log" >&2; die "start: format of node $i failed"; }
+		nohup java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+			-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+			-Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir" \
+			-cp "$(classpath)" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
+		echo $! >"$dir/pid"
+	done
+	for ((i = 1; i <= nodes; i++)); do
+		local p s c; read -r p s c <<<"$(node_ports "$nodes" "$i")"
+		wait_port "$p" 90 "$cdir/node$i" || die "start: node $i did not listen on 127.0.0.1:$p (see $cdir/node$i/server.log)"
+	done
+	echo "kafka-ref: Apache Kafka $KAFKA_VERSION up, $nodes node(s), bootstrap $(bootstrap --nodes "$nodes")" >&2
+}
+
+wait_port() {
+	local port="$1" secs="$2" dir="$3" t
+	for ((t = 0; t < secs * 5; t++)); do
+		if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then tail -20 "$dir/stdout.log" "$dir/server.log" >&2 2>/dev/null; return 1; fi
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			# The socket server binds before the broker has caught up with the metadata log;
+			# "Kafka Server started" in the log is the real readiness signal.
+			if grep -q "Kafka Server started\|KafkaRaftServer.*started" "$dir/server.log" 2>/dev/null; then return 0; fi
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+
+stop() {
+	local nodes=1
+	[[ "${1:-}" == --nodes ]] && nodes="$2"
+	local cdir i; cdir="$(cluster_dir "$nodes")"
+	for ((i = 1; i <= nodes; i++)); do
+		local pf="$cdir/node$i/pid"
+		[[ -f "$pf" ]] || continue
+		local pid; pid="$(cat "$pf")"
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null || true
+			local t
+			for ((t = 0; t < 150; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+		fi
+		rm -f "$pf"
+	done
+}
+
+status() {
+	local nodes=1
+	[[ "${1:-}" == --nodes ]] && nodes="$2"
+	local cdir i; cdir="$(cluster_dir "$nodes")"
+	for ((i = 1; i <= nodes; i++)); do
+		[[ -f "$cdir/node$i/pid" ]] && kill -0 "$(cat "$cdir/node$i/pid")" 2>/dev/null || { echo "node $i: down"; return 1; }
+		echo "node $i: up (pid $(cat "$cdir/node$i/pid"))"
+	done
+}
+
+bootstrap() {
+	local nodes=1
+	[[ "${1:-}" == --nodes ]] && nodes="$2"
+	local i out=""
+	for ((i = 1; i <= nodes; i++)); do
+		local p s c; read -r p s c <<<"$(node_ports "$nodes" "$i")"
+		out+="${out:+,}127.0.0.1:$p"
+	done
+	echo "$out"
+}
+
+cmd="${1:-}"
+[[ $# -gt 0 ]] && shift
+case "$cmd" in
+fetch) fetch ;;
+start) start "$@" ;;
+stop) stop "$@" ;;
+status) status "$@" ;;
+pid) n=1; [[ "${1:-}" == --nodes ]] && n="$2"; cat "$(cluster_dir "$n")/node1/pid" ;;
+bootstrap) bootstrap "$@" ;;
+kafka-topics) run_class org.apache.kafka.tools.TopicCommand "$@" ;;
+kafka-consumer-groups) run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand "$@" ;;
+kafka-configs) run_class kafka.admin.ConfigCommand "$@" ;;
+kafka-dump-log) run_class kafka.tools.DumpLogSegments "$@" ;;
+kafka-storage) run_class kafka.tools.StorageTool "$@" ;;
+kafka-get-offsets) run_class org.apache.kafka.tools.GetOffsetShell "$@" ;;
+kafka-metadata-quorum) run_class org.apache.kafka.tools.MetadataQuorumCommand "$@" ;;
+producer-perf) run_class org.apache.kafka.tools.ProducerPerformance "$@" ;;
+consumer-perf) run_class org.apache.kafka.tools.ConsumerPerformance "$@" ;;
+e2e-latency) run_class org.apache.kafka.tools.EndToEndLatency "$@" ;;
+"" | -h | --help | help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' ;;
+*) die "unknown command $cmd (try --help)" ;;
+esac
