@@ -102,15 +102,18 @@ func (e *adminEnv) request(cl *kgo.Client, req kmsg.Request) kmsg.Response {
 	return resp
 }
 
-// requestBroker sends a raw request to this broker itself, as a client does
-// for requests that address one broker (such as its configs): franz-go would
-// otherwise route a broker resource to the broker it names.
-func (e *adminEnv) requestBroker(req kmsg.Request) kmsg.Response {
+// requestBroker sends a raw request to this broker itself: franz-go would
+// otherwise route a broker resource to the broker it names
+// (or, for partition requests, to the leader of partitions it knows).
+func (e *adminEnv) requestBroker(cl *kgo.Client, req kmsg.Request) kmsg.Response {
 	e.t.Helper()
-	if err := e.cl.Ping(e.ctx()); err != nil { // loads the broker list
+	if cl == nil {
+		cl = e.cl
+	}
+	if err := cl.Ping(e.ctx()); err != nil { // loads the broker list
 		e.t.Fatalf("ping: %v", err)
 	}
-	resp, err := e.cl.Broker(int(e.cfg.NodeID)).Request(e.ctx(), req)
+	resp, err := cl.Broker(int(e.cfg.NodeID)).Request(e.ctx(), req)
 	if err != nil {
 		e.t.Fatalf("%s request: %v", kmsg.NameForKey(req.Key()), err)
 	}

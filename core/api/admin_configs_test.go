@@ -23,7 +23,7 @@ func (e *adminEnv) describeConfigs(typ kmsg.ConfigResourceType, name string, nam
 	rr := kmsg.NewDescribeConfigsRequestResource()
 	rr.ResourceType, rr.ResourceName, rr.ConfigNames = typ, name, names
 	req.Resources = append(req.Resources, rr)
-	resp := e.requestBroker(req).(*kmsg.DescribeConfigsResponse)
+	resp := e.requestBroker(nil, req).(*kmsg.DescribeConfigsResponse)
 	if len(resp.Resources) != 1 {
 		e.t.Fatalf("DescribeConfigs answered %d resources, want 1", len(resp.Resources))
 	}
@@ -241,7 +241,7 @@ func (e *adminEnv) alterConfigs(validateOnly bool, resources ...kmsg.AlterConfig
 	req := kmsg.NewPtrAlterConfigsRequest()
 	req.ValidateOnly = validateOnly
 	req.Resources = resources
-	return e.requestBroker(req).(*kmsg.AlterConfigsResponse).Resources
+	return e.requestBroker(nil, req).(*kmsg.AlterConfigsResponse).Resources
 }
 
 func legacyResource(typ kmsg.ConfigResourceType, name string, kv ...*string) kmsg.AlterConfigsRequestResource {
@@ -327,7 +327,7 @@ func (e *adminEnv) incremental(validateOnly bool, resources ...kmsg.IncrementalA
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	req.ValidateOnly = validateOnly
 	req.Resources = resources
-	return e.requestBroker(req).(*kmsg.IncrementalAlterConfigsResponse).Resources
+	return e.requestBroker(nil, req).(*kmsg.IncrementalAlterConfigsResponse).Resources
 }
 
 type incOp struct {
