@@ -1,0 +1,194 @@
+// Command runner is Gregor's interop matrix: it runs the same scenario list with every client
+// driver (Java kafka-clients, kcat/librdkafka, confluent-kafka-python, kafkajs, franz-go,
+// segmentio/kafka-go, IBM/sarama) against one target broker, Gregor or Apache Kafka, and writes
+// a client × scenario table to interop/RESULTS.md plus JSON under interop/results/.
+//
+// It owns the orchestration only: installing the external clients and starting the brokers is
+// done by interop/interop.mk and scripts/. Scenarios whose APIs the target does not advertise
+// are reported as "skip (not implemented)" without running a client. It exits 1 on any fail.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Env is what every driver is told about the target.
+type Env struct {
+	Bootstrap     string
+	SASLBootstrap string
+	Prefix        string // topic, group and transactional-id prefix, unique per run and client
+	User, Pass    string
+}
+
+// errSkip marks a scenario the client itself cannot express (not the target's fault).
+type errSkip struct{ reason string }
+
+func (e errSkip) Error() string { return e.reason }
+
+func skipf(format string, a ...any) error { return errSkip{fmt.Sprintf(format, a...)} }
+
+func main() {
+	var (
+		target    = flag.String("target", "gregor", "name of the target in the results (gregor or kafka)")
+		bootstrap = flag.String("bootstrap", "127.0.0.1:19092", "PLAINTEXT bootstrap servers")
+		sasl      = flag.String("sasl-bootstrap", "", "SASL_PLAINTEXT bootstrap (default: --bootstrap)")
+		clients   = flag.String("clients", "", "comma-separated clients (default: all, or the smoke set with --smoke)")
+		scens     = flag.String("scenarios", "", "comma-separated scenarios (default: all, or the smoke set)")
+		smoke     = flag.Bool("smoke", false, "run the CI smoke subset")
+		dir       = flag.String("dir", "interop", "interop directory (drivers, RESULTS.md, results/)")
+		cache     = flag.String("cache", ".cache/interop", "where the external clients were installed")
+		perScen   = flag.Duration("scenario-timeout", 90*time.Second, "time limit of one scenario for one client")
+		user      = flag.String("sasl-user", "interop", "SASL user")
+		pass      = flag.String("sasl-password", "interop-secret", "SASL password")
+	)
+	flag.Parse()
+	if *sasl == "" {
+		*sasl = *bootstrap
+	}
+	if err := run(*target, *bootstrap, *sasl, *clients, *scens, *smoke, *dir, *cache, *perScen, *user, *pass); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(target, bootstrap, sasl, clientList, scenList string, smoke bool, dir, cache string,
+	perScen time.Duration, user, pass string) error {
+	start := time.Now()
+	caps, err := probe(bootstrap, sasl)
+	if err != nil {
+		return fmt.Errorf("interop: target %s at %s is not answering: %w", target, bootstrap, err)
+	}
+	r := &Run{Target: target, Bootstrap: bootstrap, Started: start, Smoke: smoke, APIs: map[string][2]int16{},
+		Mechanisms: caps.Mechanisms, Cells: map[string]map[string]Cell{}}
+	for k, v := range caps.Versions {
+		r.APIs[fmt.Sprintf("%d %s", k, apiName(k))] = v
+	}
+	for _, c := range Clients {
+		if (clientList == "" && (!smoke || c.Smoke)) || inList(clientList, c.Name) {
+			r.Clients = append(r.Clients, c.Name)
+		}
+	}
+	var chosen []Scenario
+	for _, s := range Scenarios {
+		if (scenList == "" && (!smoke || s.Smoke)) || inList(scenList, s.Name) {
+			chosen = append(chosen, s)
+			r.Scenarios = append(r.Scenarios, s.Name)
+		}
+	}
+	for _, name := range splitList(clientList) {
+		if !inClients(name) {
+			return fmt.Errorf("interop: unknown client %q", name)
+		}
+	}
+	for _, name := range splitList(scenList) {
+		if _, ok := scenarioByName(name); !ok {
+			return fmt.Errorf("interop: unknown scenario %q", name)
+		}
+	}
+	runID := fmt.Sprintf("%x", start.UnixNano()/1e6%0xffffff)
+	fmt.Printf("interop: target %s (%s), %d clients × %d scenarios, run %s\n", target, bootstrap, len(r.Clients), len(chosen), runID)
+	for _, client := range r.Clients {
+		env := Env{Bootstrap: bootstrap, SASLBootstrap: sasl, User: user, Pass: pass,
+			Prefix: "it-" + runID + "-" + strings.ReplaceAll(client, "-", "")}
+		var todo []string
+		for _, s := range chosen {
+			if why := s.missing(caps); why != "" {
+				r.set(client, s.Name, Cell{Status: Skip, Detail: why})
+				continue
+			}
+			todo = append(todo, s.Name)
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		if d, ok := goDrivers[client]; ok {
+			for _, sc := range todo {
+				r.set(client, sc, runGo(d, env, sc, perScen))
+				printCell(client, sc, r.Cells[client][sc])
+			}
+			continue
+		}
+		cells := runExternal(client, env, todo, dir, cache, perScen)
+		for _, sc := range todo {
+			r.set(client, sc, cells[sc])
+		}
+	}
+	r.DurationMs = time.Since(start).Milliseconds()
+	name := target
+	if smoke {
+		name += "-smoke"
+	}
+	if err := writeJSON(filepath.Join(dir, "results", name+".json"), r); err != nil {
+		return err
+	}
+	if err := writeMarkdown(filepath.Join(dir, "RESULTS.md"), filepath.Join(dir, "results")); err != nil {
+		return err
+	}
+	p, f, s := r.counts()
+	fmt.Printf("interop: %s: %d passed, %d failed, %d skipped in %.0f s (table in %s)\n", target, p, f, s,
+		time.Since(start).Seconds(), filepath.Join(dir, "RESULTS.md"))
+	if f > 0 {
+		return fmt.Errorf("interop: %d cell(s) failed", f)
+	}
+	return nil
+}
+
+func printCell(client, scenario string, c Cell) {
+	d := c.Detail
+	if len(d) > 300 {
+		d = d[:300] + "…"
+	}
+	fmt.Printf("  %-9s %-18s %-4s %5.1fs %s\n", client, scenario, c.Status, float64(c.DurationMs)/1000, d)
+}
+
+// runGo runs one scenario of an in-process Go driver with a deadline.
+func runGo(d goDriver, env Env, scenario string, limit time.Duration) Cell {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	start := time.Now()
+	err := d(ctx, env, scenario)
+	c := Cell{Status: Pass, DurationMs: time.Since(start).Milliseconds()}
+	var sk errSkip
+	switch {
+	case errors.As(err, &sk):
+		c.Status, c.Detail = Skip, sk.reason
+	case err != nil:
+		c.Status, c.Detail = Fail, err.Error()
+	}
+	return c
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func inList(list, name string) bool {
+	for _, x := range splitList(list) {
+		if x == name {
+			return true
+		}
+	}
+	return false
+}
+
+func inClients(name string) bool {
+	for _, c := range Clients {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
