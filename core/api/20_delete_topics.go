@@ -71,8 +71,9 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 		}
 	}
 
-	// A name that resolves to an id the request also lists is ambiguous;
-	// neither mention is acted on.
+	// A name that resolves to an id the request also lists is ambiguous:
+	// neither mention is acted on, and, as in Kafka, only the name is
+	// answered (with INVALID_REQUEST).
 	im := b.Controller.Image()
 	clash := map[uuid.UUID]bool{}
 	for _, n := range names {
@@ -92,13 +93,9 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 		}
 		keptIDs := ids[:0:0]
 		for _, id := range ids {
-			if clash[id] {
-				t := im.TopicsByID[id]
-				name := t.Name
-				add(&name, id, newAPIError(kerr.InvalidRequest, "The provided topic name maps to an ID that was already supplied."))
-				continue
+			if !clash[id] {
+				keptIDs = append(keptIDs, id)
 			}
-			keptIDs = append(keptIDs, id)
 		}
 		names, ids = keptNames, keptIDs
 	}

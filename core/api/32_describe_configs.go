@@ -1,9 +1,7 @@
 package api
 
 import (
-	"sort"
-	"strconv"
-	"sync"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,8 +23,13 @@ func (b *Broker) handleDescribeConfigs(r *protocol.Request) protocol.Reply {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
 		configs, e := b.describeResource(im, rr, opts)
+		// Kafka sends an empty message, not a null one, when there is none.
+		res.ErrorMessage = strPtr("")
 		if e != nil {
-			res.ErrorCode, res.ErrorMessage = e.code, e.message()
+			res.ErrorCode = e.code
+			if m := e.message(); m != nil {
+				res.ErrorMessage = m
+			}
 			res.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
 		} else {
 			res.Configs = configs
@@ -67,6 +70,7 @@ func (b *Broker) describeResource(im *controller.Image, rr kmsg.DescribeConfigsR
 			return []kmsg.DescribeConfigsResponseResourceConfig{}, nil
 		}
 		if e := b.checkNodeID(rr.ResourceName, "Broker id"); e != nil {
+			e.msg = strings.Replace(e.msg, ", but received", " or empty string, but received", 1)
 			return nil, e
 		}
 		return b.describeBrokerConfigs(wanted, opts), nil
@@ -99,8 +103,8 @@ func (b *Broker) describeTopicConfigs(im *controller.Image, topic string, wanted
 		if v, ok := overrides[def.Name]; ok {
 			syns = append(syns, synonym(def.Name, v, kmsg.ConfigSourceDynamicTopicConfig, def.Sensitive))
 		}
-		if def.BrokerSynonym != "" {
-			syns = append(syns, b.staticSynonyms(def.BrokerSynonym, def.BrokerDefault(&b.Config), def.BrokerDefault(&defaultConfig), def.Sensitive)...)
+		if bc, ok := brokerConfigByName()[def.BrokerSynonym]; ok {
+			syns = append(syns, bc.synonyms(&b.Config)...)
 		}
 		c := configEntry(def.Name, eff[def.Name], def.Type, def.Doc, def.Sensitive, syns, opts)
 		out = append(out, c)
@@ -116,24 +120,15 @@ func (b *Broker) describeBrokerConfigs(wanted func(string) bool, opts describeOp
 		if !wanted(bc.name) {
 			continue
 		}
-		cur := bc.value(&b.Config)
-		syns := b.staticSynonyms(bc.name, cur, bc.value(&defaultConfig), bc.sensitive)
-		c := configEntry(bc.name, cur, bc.typ, bc.doc, bc.sensitive, syns, opts)
+		v, ok := bc.value(&b.Config)
+		c := configEntry(bc.name, v, bc.typ, bc.doc, bc.sensitive, bc.synonyms(&b.Config), opts)
+		if !ok {
+			c.Value = nil
+		}
 		c.ReadOnly = true
 		out = append(out, c)
 	}
 	return out
-}
-
-// staticSynonyms gives a broker-level setting's synonyms in Kafka's order of
-// precedence: the broker.toml value when it differs from the default, then
-// the default.
-func (b *Broker) staticSynonyms(name, current, def string, sensitive bool) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
-	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
-	if current != def {
-		out = append(out, synonym(name, current, kmsg.ConfigSourceStaticBrokerConfig, sensitive))
-	}
-	return append(out, synonym(name, def, kmsg.ConfigSourceDefaultConfig, sensitive))
 }
 
 func synonym(name, value string, source kmsg.ConfigSource, sensitive bool) kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
@@ -188,69 +183,3 @@ func configType(typ string) kmsg.ConfigType {
 	}
 	return kmsg.ConfigTypeUnknown
 }
-
-// brokerConfig is one broker-level setting exposed under its Kafka name.
-type brokerConfig struct {
-	name, typ, doc string
-	sensitive      bool
-	// value is the setting's value under a configuration.
-	value func(c *config.Config) string
-}
-
-// brokerConfigs lists the broker settings DescribeConfigs shows, sorted by
-// name: the broker-level names of every topic config, then the settings that
-// exist only at broker level.
-var brokerConfigs = sync.OnceValue(func() []brokerConfig {
-	byName := map[string]brokerConfig{}
-	for _, def := range config.TopicConfigDefs() {
-		if def.BrokerSynonym == "" {
-			continue
-		}
-		byName[def.BrokerSynonym] = brokerConfig{
-			name: def.BrokerSynonym, typ: def.Type, doc: def.Doc, sensitive: def.Sensitive,
-			value: def.BrokerDefault,
-		}
-	}
-	for _, bc := range []brokerConfig{
-		{name: "node.id", typ: config.TypeInt, doc: "The id of this node in the cluster.",
-			value: func(c *config.Config) string { return itoa(int64(c.NodeID)) }},
-		{name: "broker.id", typ: config.TypeInt, doc: "The id of this broker; the same as node.id.",
-			value: func(c *config.Config) string { return itoa(int64(c.NodeID)) }},
-		{name: "process.roles", typ: config.TypeList, doc: "The roles this node plays: every Gregor node is a broker and a metadata controller.",
-			value: func(*config.Config) string { return "broker,controller" }},
-		{name: "log.dirs", typ: config.TypeString, doc: "The directory holding the partition logs and the metadata log (data_dir in broker.toml).",
-			value: func(c *config.Config) string { return c.DataDir }},
-		{name: "listeners", typ: config.TypeString, doc: "The address the Kafka protocol listener binds (listeners.kafka in broker.toml).",
-			value: func(c *config.Config) string { return "PLAINTEXT://" + c.Listeners.Kafka }},
-		{name: "advertised.listeners", typ: config.TypeString, doc: "The address clients are told to connect to (listeners.kafka_advertised in broker.toml).",
-			value: func(c *config.Config) string { return "PLAINTEXT://" + c.AdvertisedKafka() }},
-		{name: "num.partitions", typ: config.TypeInt, doc: "The number of partitions of a topic created without an explicit count.",
-			value: func(c *config.Config) string { return itoa(int64(c.Topics.DefaultPartitions)) }},
-		{name: "default.replication.factor", typ: config.TypeInt, doc: "The replication factor of a topic created without an explicit one.",
-			value: func(c *config.Config) string { return itoa(int64(c.Topics.DefaultReplicationFactor)) }},
-		{name: "auto.create.topics.enable", typ: config.TypeBoolean, doc: "Whether a Metadata request for an unknown topic creates it.",
-			value: func(c *config.Config) string { return strconv.FormatBool(c.Topics.AutoCreate) }},
-		{name: "log.retention.check.interval.ms", typ: config.TypeLong, doc: "How often the broker checks whether any segment may be deleted under the retention policy.",
-			value: func(c *config.Config) string { return itoa(c.Log.RetentionCheckIntervalMs) }},
-		{name: "socket.request.max.bytes", typ: config.TypeInt, doc: "The largest request the broker reads.",
-			value: func(c *config.Config) string { return itoa(int64(c.Limits.MaxRequestBytes)) }},
-		{name: "max.connections", typ: config.TypeInt, doc: "The most client connections the broker accepts at once.",
-			value: func(c *config.Config) string {
-				if c.Limits.MaxConnections == 0 {
-					return itoa(1<<31 - 1)
-				}
-				return itoa(int64(c.Limits.MaxConnections))
-			}},
-	} {
-		if _, dup := byName[bc.name]; dup {
-			panic("api: broker config " + bc.name + " is listed twice")
-		}
-		byName[bc.name] = bc
-	}
-	out := make([]brokerConfig, 0, len(byName))
-	for _, bc := range byName {
-		out = append(out, bc)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
-})

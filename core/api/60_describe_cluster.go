@@ -18,16 +18,20 @@ const (
 func (b *Broker) handleDescribeCluster(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
-	resp.EndpointType = req.EndpointType
-	if r.Version >= 1 && req.EndpointType != endpointBrokers {
-		// Gregor's controllers share the brokers' listener; there is no
-		// separate controller endpoint to describe, as on a Kafka broker.
+	// The answer names the kind of endpoint that answered: a broker's.
+	resp.EndpointType = endpointBrokers
+	switch {
+	case r.Version < 1 || req.EndpointType == endpointBrokers:
+	case req.EndpointType == endpointControllers:
+		// Gregor's controllers are reached through the brokers' listener;
+		// like a Kafka broker, it tells a client asking for controllers
+		// that it is not one.
+		resp.ErrorCode = kerr.MismatchedEndpointType.Code
+		resp.ErrorMessage = strPtr("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER")
+		return protocol.Reply{Resp: resp}
+	default:
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
-		if req.EndpointType == endpointControllers {
-			resp.ErrorMessage = strPtr("The broker does not support EndpointType.CONTROLLER")
-		} else {
-			resp.ErrorMessage = strPtr("The broker does not support endpoint type " + itoa(int64(req.EndpointType)))
-		}
+		resp.ErrorMessage = strPtr("Unsupported endpoint type " + itoa(int64(req.EndpointType)))
 		return protocol.Reply{Resp: resp}
 	}
 	im := b.Controller.Image()

@@ -96,10 +96,12 @@ func TestDescribeConfigsTopic(t *testing.T) {
 		typ      kmsg.ConfigType
 		synonyms []wantSynonym
 	}{
+		// Kafka's log.retention.ms has no default of its own (it lives in
+		// log.retention.hours), so no DEFAULT_CONFIG synonym follows.
 		{"retention.ms", "1000", kmsg.ConfigSourceDynamicTopicConfig, kmsg.ConfigTypeLong, []wantSynonym{
 			{"retention.ms", "1000", kmsg.ConfigSourceDynamicTopicConfig},
-			{"log.retention.ms", "604800000", kmsg.ConfigSourceDefaultConfig},
 		}},
+		{"segment.ms", "604800000", kmsg.ConfigSourceDefaultConfig, kmsg.ConfigTypeLong, nil},
 		{"segment.bytes", "1048576", kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigTypeInt, []wantSynonym{
 			{"log.segment.bytes", "1048576", kmsg.ConfigSourceStaticBrokerConfig},
 			{"log.segment.bytes", "1073741824", kmsg.ConfigSourceDefaultConfig},
@@ -202,24 +204,40 @@ func TestDescribeConfigsResources(t *testing.T) {
 
 	t.Run("broker settings", func(t *testing.T) {
 		res := e.describeConfigs(kmsg.ConfigResourceTypeBroker, "3", nil, true, true)
-		want := map[string]struct {
-			value  string
-			source kmsg.ConfigSource
+		tests := []struct {
+			name     string
+			value    *string // nil: Kafka shows no value
+			source   kmsg.ConfigSource
+			synonyms []wantSynonym
 		}{
-			"node.id":                   {"3", kmsg.ConfigSourceStaticBrokerConfig},
-			"log.segment.bytes":         {"1073741824", kmsg.ConfigSourceDefaultConfig},
-			"log.retention.ms":          {"604800000", kmsg.ConfigSourceDefaultConfig},
-			"message.max.bytes":         {"1048588", kmsg.ConfigSourceDefaultConfig},
-			"num.partitions":            {"1", kmsg.ConfigSourceDefaultConfig},
-			"auto.create.topics.enable": {"true", kmsg.ConfigSourceDefaultConfig},
-			"min.insync.replicas":       {"1", kmsg.ConfigSourceDefaultConfig},
-			"log.dirs":                  {e.cfg.DataDir, kmsg.ConfigSourceStaticBrokerConfig},
+			{"node.id", adminStr("3"), kmsg.ConfigSourceStaticBrokerConfig, []wantSynonym{
+				{"node.id", "3", kmsg.ConfigSourceStaticBrokerConfig}}},
+			{"broker.id", adminStr("3"), kmsg.ConfigSourceStaticBrokerConfig, []wantSynonym{
+				{"broker.id", "3", kmsg.ConfigSourceStaticBrokerConfig}, {"broker.id", "-1", kmsg.ConfigSourceDefaultConfig}}},
+			{"log.segment.bytes", adminStr("1073741824"), kmsg.ConfigSourceDefaultConfig, []wantSynonym{
+				{"log.segment.bytes", "1073741824", kmsg.ConfigSourceDefaultConfig}}},
+			{"log.retention.ms", nil, kmsg.ConfigSourceDefaultConfig, nil},
+			{"message.max.bytes", adminStr("1048588"), kmsg.ConfigSourceDefaultConfig, []wantSynonym{
+				{"message.max.bytes", "1048588", kmsg.ConfigSourceDefaultConfig}}},
+			{"num.partitions", adminStr("1"), kmsg.ConfigSourceDefaultConfig, []wantSynonym{
+				{"num.partitions", "1", kmsg.ConfigSourceDefaultConfig}}},
+			{"auto.create.topics.enable", adminStr("true"), kmsg.ConfigSourceDefaultConfig, []wantSynonym{
+				{"auto.create.topics.enable", "true", kmsg.ConfigSourceDefaultConfig}}},
+			{"log.dirs", adminStr(e.cfg.DataDir), kmsg.ConfigSourceStaticBrokerConfig, []wantSynonym{
+				{"log.dirs", e.cfg.DataDir, kmsg.ConfigSourceStaticBrokerConfig}}},
+			// The configured address, not the port it was given.
+			{"listeners", adminStr("PLAINTEXT://127.0.0.1:0"), kmsg.ConfigSourceStaticBrokerConfig, []wantSynonym{
+				{"listeners", "PLAINTEXT://127.0.0.1:0", kmsg.ConfigSourceStaticBrokerConfig},
+				{"listeners", "PLAINTEXT://:9092", kmsg.ConfigSourceDefaultConfig}}},
+			{"advertised.listeners", nil, kmsg.ConfigSourceDefaultConfig, nil},
 		}
-		for name, w := range want {
+		for _, w := range tests {
+			name := w.name
 			c := findConfig(t, res.Configs, name)
-			if c.Value == nil || *c.Value != w.value || c.Source != w.source {
-				t.Errorf("%s = %v from %v, want %s from %v", name, c.Value, c.Source, w.value, w.source)
+			if (c.Value == nil) != (w.value == nil) || c.Value != nil && *c.Value != *w.value || c.Source != w.source {
+				t.Errorf("%s = %v from %v, want %v from %v", name, c.Value, c.Source, w.value, w.source)
 			}
+			checkSynonyms(t, c, w.synonyms)
 			if !c.ReadOnly {
 				t.Errorf("%s is not read-only", name)
 			}

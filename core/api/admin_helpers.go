@@ -35,10 +35,10 @@ func adminErrCode(err error) int16 {
 }
 
 // clusterAllOps is the bit set of cluster operations a client may perform
-// while no authorizer is configured: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION,
-// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS and
-// DESCRIBE_TOKENS.
-const clusterAllOps = 1<<4 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14
+// while no authorizer is configured, as Kafka reports it: CREATE, ALTER,
+// DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS and
+// IDEMPOTENT_WRITE.
+const clusterAllOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
 
 // localPartition finds a partition hosted here, or gives the Kafka error code
 // saying why it cannot: NOT_LEADER_OR_FOLLOWER when the cluster knows the

@@ -29,7 +29,7 @@ func TestDeleteTopics(t *testing.T) {
 	e := startAdminBroker(t, func(c *config.Config) { c.Topics.AutoCreate = false })
 	byName := e.createTopic("by-name", 2, nil)
 	byID := e.createTopic("by-id", 1, nil)
-	e.createTopic("kept", 1, nil)
+	kept := e.createTopic("kept", 1, nil)
 	e.produce("by-name", 1, 3)
 	var unknownID [16]byte
 	unknownID[0] = 7
@@ -66,6 +66,8 @@ func TestDeleteTopics(t *testing.T) {
 		{name: "by id", topics: []kmsg.DeleteTopicsRequestTopic{withID(byID.ID), withID(unknownID)},
 			want: []answer{{"by-id", byID.ID, nil}, {"", unknownID, kerr.UnknownTopicID}},
 			gone: []string{"by-id"}},
+		{name: "a name and its own id", topics: []kmsg.DeleteTopicsRequestTopic{named("kept"), withID(kept.ID)},
+			want: []answer{{"kept", kept.ID, kerr.InvalidRequest}}},
 		{name: "malformed", topics: []kmsg.DeleteTopicsRequestTopic{withID([16]byte{}), both, named("kept"), named("kept")},
 			want: []answer{
 				{"", [16]byte{}, kerr.InvalidRequest},
