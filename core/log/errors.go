@@ -28,5 +28,5 @@ var (
 
 type corruptIndexError struct{}
 
-func (corruptIndexError) Error() string          { return "log: corrupt index" }
+func (corruptIndexError) Error() string        { return "log: corrupt index" }
 func (corruptIndexError) Is(target error) bool { return target == record.ErrCorrupt }

@@ -69,7 +69,9 @@ func (si *segIndex) release() {
 	si.off, si.tim, si.offMapped, si.timMapped = nil, nil, false, false
 }
 
-func (s *segment) path(suffix string) string { return filepath.Join(s.dir, segmentName(s.base, suffix)) }
+func (s *segment) path(suffix string) string {
+	return filepath.Join(s.dir, segmentName(s.base, suffix))
+}
 
 func (s *segment) String() string { return s.path(logSuffix) }
 
