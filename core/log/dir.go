@@ -94,7 +94,12 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 		k := partitionKey{topic, partition}
 		rp, ok := recoveryPoints[k]
 		st := loadState{recoveryPoint: rp, logStart: logStarts[k], clean: clean && ok}
-		l, err := openLog(full, topic, partition, configFor(topic, partition), opts, st)
+		cfg := configFor(topic, partition)
+		if err := cfg.Validate(); err != nil {
+			d.closeLogs()
+			return nil, fmt.Errorf("log: open %s: %w", full, err)
+		}
+		l, err := openLog(full, topic, partition, cfg, opts, st)
 		if err != nil {
 			d.closeLogs()
 			return nil, fmt.Errorf("log: open %s: %w", full, err)

@@ -55,7 +55,7 @@ func (l *Log) Config() Config {
 }
 
 // SetConfig replaces the log's configuration; it applies to later appends and
-// retention runs.
+// retention runs. cfg must pass Validate.
 func (l *Log) SetConfig(cfg Config) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
