@@ -405,3 +405,29 @@ func TestClosedLog(t *testing.T) {
 		t.Fatalf("Sync after Close: %v", err)
 	}
 }
+
+func TestManyRollsWithoutSync(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.SegmentBytes = 200 // a segment per batch
+	e := newEnv(t, cfg)
+	l := e.log("t", 0)
+	fill(t, l, 40, 1)
+	l.mu.RLock()
+	open := 0
+	for _, s := range l.unflushed {
+		if s.offW != nil || s.timeW != nil {
+			open++
+		}
+	}
+	pending := len(l.unflushed)
+	l.mu.RUnlock()
+	if pending < 15 || open > maxOpenUnflushed {
+		t.Fatalf("%d unflushed segments, %d with open index writers", pending, open)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l.RecoveryPoint() != l.LogEndOffset() {
+		t.Fatalf("recovery point %d, end %d", l.RecoveryPoint(), l.LogEndOffset())
+	}
+}

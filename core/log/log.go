@@ -219,8 +219,22 @@ func (l *Log) roll() error {
 	l.unflushed = append(l.unflushed, old)
 	l.dirDirty = true
 	l.rolls++
+	// Rolled segments keep their index writers until a Sync fsyncs them. A
+	// caller that rarely syncs would pile up descriptors, so close the
+	// writers of older ones when no Sync is using them; Sync then fsyncs
+	// those index files by name.
+	if n := len(l.unflushed) - maxOpenUnflushed; n > 0 && l.flushMu.TryLock() {
+		for _, u := range l.unflushed[:n] {
+			u.closeWriters()
+		}
+		l.flushMu.Unlock()
+	}
 	return nil
 }
+
+// maxOpenUnflushed is how many rolled, not yet fsynced segments keep their
+// index files open.
+const maxOpenUnflushed = 4
 
 // writable reports why the log refuses writes, if it does.
 func (l *Log) writable() error {

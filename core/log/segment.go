@@ -384,22 +384,40 @@ func (s *segment) becomeInactive() error {
 	return nil
 }
 
-// flush fsyncs the .log file and, if written, the index files.
+// flush fsyncs the .log file and both index files, through their writers
+// while those are open and by path once they are closed.
 func (s *segment) flush() error {
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s, err)
 	}
-	if s.offW != nil {
-		if err := s.offW.Sync(); err != nil {
-			return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s.path(indexSuffix), err)
+	for _, x := range []struct {
+		w      *os.File
+		suffix string
+	}{{s.offW, indexSuffix}, {s.timeW, timeIndexSuffix}} {
+		var err error
+		if x.w != nil {
+			err = x.w.Sync()
+		} else {
+			err = syncPath(s.path(x.suffix))
 		}
-	}
-	if s.timeW != nil {
-		if err := s.timeW.Sync(); err != nil {
-			return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s.path(timeIndexSuffix), err)
+		if err != nil {
+			return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s.path(x.suffix), err)
 		}
 	}
 	return nil
+}
+
+// syncPath fsyncs a file by name.
+func syncPath(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (s *segment) closeWriters() {
