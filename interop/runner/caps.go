@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,24 @@ type Capabilities struct {
 }
 
 func (c Capabilities) Has(key int16) bool { _, ok := c.Versions[key]; return ok }
+
+// keyList is the advertised API keys as a comma-separated list, for drivers whose client
+// needs an API the scenario itself does not (kafkajs consumes only through a group).
+func (c Capabilities) keyList() string {
+	var ks []int
+	for k := range c.Versions {
+		ks = append(ks, int(k))
+	}
+	sort.Ints(ks)
+	var b strings.Builder
+	for i, k := range ks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(k))
+	}
+	return b.String()
+}
 
 func (c Capabilities) HasMechanism(m string) bool {
 	for _, x := range c.Mechanisms {

@@ -56,7 +56,7 @@ func externalCommand(client, dir, cache string) (*exec.Cmd, error) {
 	return nil, fmt.Errorf("interop: no driver for client %q", client)
 }
 
-func runExternal(client string, env Env, scenarios []string, dir, cache string, perScen time.Duration) map[string]Cell {
+func runExternal(client string, env Env, caps Capabilities, scenarios []string, dir, cache string, perScen time.Duration) map[string]Cell {
 	cells := map[string]Cell{}
 	failAll := func(msg string) map[string]Cell {
 		for _, s := range scenarios {
@@ -87,6 +87,7 @@ func runExternal(client string, env Env, scenarios []string, dir, cache string, 
 		"INTEROP_SASL_USER="+env.User,
 		"INTEROP_SASL_PASSWORD="+env.Pass,
 		fmt.Sprintf("INTEROP_SCENARIO_TIMEOUT_MS=%d", perScen.Milliseconds()),
+		"INTEROP_TARGET_APIS="+caps.keyList(),
 	)
 	logPath := filepath.Join(cache, "logs", client+".log")
 	_ = os.MkdirAll(filepath.Dir(logPath), 0o755)

@@ -115,7 +115,7 @@ func run(target, bootstrap, sasl, clientList, scenList string, smoke bool, dir, 
 			}
 			continue
 		}
-		cells := runExternal(client, env, todo, dir, cache, perScen)
+		cells := runExternal(client, env, caps, todo, dir, cache, perScen)
 		for _, sc := range todo {
 			r.set(client, sc, cells[sc])
 		}
