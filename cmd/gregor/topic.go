@@ -139,13 +139,13 @@ func newTopicListCmd(cf *clusterFlags) *cobra.Command {
 				return fmt.Errorf("list topics: %w", err)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tREPLICATION-FACTOR\t")
+			fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tREPLICATION-FACTOR")
 			for _, td := range tds.Sorted() {
 				if td.Err != nil {
 					fmt.Fprintf(tw, "%s\t-\t-\t%v\n", td.Topic, td.Err)
 					continue
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%d\t\n", td.Topic, len(td.Partitions), td.Partitions.NumReplicas())
+				fmt.Fprintf(tw, "%s\t%d\t%d\n", td.Topic, len(td.Partitions), td.Partitions.NumReplicas())
 			}
 			return tw.Flush()
 		},

@@ -154,20 +154,35 @@ func writeTopicDescription(w io.Writer, td kadm.TopicDetail, info describeInfo) 
 	}
 	fmt.Fprintln(w)
 
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tLOG-START\tLOG-END\tERROR")
-	for _, p := range td.Partitions.Sorted() {
-		errText := ""
+	// The ERROR column appears only when a partition has a problem.
+	parts := td.Partitions.Sorted()
+	problems := make([]string, len(parts))
+	anyProblem := false
+	for i, p := range parts {
+		var msg []string
 		if p.Err != nil {
-			errText = p.Err.Error()
+			msg = append(msg, p.Err.Error())
 		}
 		if len(p.OfflineReplicas) > 0 {
-			errText = strings.TrimSpace(errText + " offline replicas: " + joinInt32s(p.OfflineReplicas))
+			msg = append(msg, "offline replicas: "+joinInt32s(p.OfflineReplicas))
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n",
+		problems[i] = strings.Join(msg, "; ")
+		anyProblem = anyProblem || problems[i] != ""
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tLOG-START\tLOG-END"
+	if anyProblem {
+		header += "\tERROR"
+	}
+	fmt.Fprintln(tw, header)
+	for i, p := range parts {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s",
 			p.Partition, p.Leader, p.LeaderEpoch, joinInt32s(p.Replicas), joinInt32s(p.ISR),
-			listedOffset(info.starts, td.Topic, p.Partition), listedOffset(info.ends, td.Topic, p.Partition),
-			errText)
+			listedOffset(info.starts, td.Topic, p.Partition), listedOffset(info.ends, td.Topic, p.Partition))
+		if anyProblem {
+			fmt.Fprintf(tw, "\t%s", problems[i])
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
