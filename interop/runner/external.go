@@ -51,7 +51,7 @@ func externalCommand(client, dir, cache string) (*exec.Cmd, error) {
 		if _, err := exec.LookPath("kcat"); err != nil {
 			return nil, fmt.Errorf("interop: kcat not installed (apt-get install -y kcat)")
 		}
-		return exec.Command("bash", filepath.Join(dir, "kcat", "driver.sh")), nil
+		return exec.Command("python3", filepath.Join(dir, "kcat", "driver.py")), nil
 	}
 	return nil, fmt.Errorf("interop: no driver for client %q", client)
 }
