@@ -53,3 +53,5 @@ check:
 
 clean:
 	rm -rf bin
+
+include interop/interop.mk

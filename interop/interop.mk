@@ -1,0 +1,65 @@
+# Interop matrix, Apache Kafka as a reference broker, and side-by-side benchmarks.
+# Included from the Makefile. Everything installs what it needs (apt, pip, npm, mvn) into
+# .cache/ the first time and is quick afterwards.
+#
+#   make kafka-ref [KAFKA_NODES=3]       fetch Apache Kafka's jars and start a KRaft cluster on loopback
+#   make kafka-ref-stop [KAFKA_NODES=3]
+#   make interop [TARGET=kafka]          full client × scenario matrix against Gregor (or Apache Kafka)
+#   make interop-smoke                   the CI subset against Gregor
+#   make interop-diff                    Gregor vs Apache Kafka, field by field (interop/DIFF.md)
+#   make bench-compare                   Gregor vs Apache Kafka throughput, latency, RSS, start time
+#   make interop-tools                   Kafka's own tools (kafka-topics, -configs, -consumer-groups, -dump-log) against Gregor
+
+GO            ?= go
+TARGET        ?= gregor
+KAFKA_NODES   ?= 1
+INTEROP_FLAGS ?=
+INTEROP_RUNNER = $(GO) run ./interop/runner
+KAFKA_REF      = ./scripts/kafka-ref.sh
+GREGOR_REF     = ./scripts/interop-gregor.sh
+SMOKE_CLIENTS  = java kcat kafkajs python franz-go
+
+.PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-smoke interop-diff interop-tools bench-compare
+
+kafka-ref:
+	$(KAFKA_REF) start --nodes $(KAFKA_NODES)
+
+kafka-ref-stop:
+	$(KAFKA_REF) stop --nodes $(KAFKA_NODES)
+
+interop-deps:
+	./scripts/interop-deps.sh
+
+# The target is started fresh and stopped afterwards; the runner's exit status is the target's.
+interop: interop-deps
+ifeq ($(TARGET),kafka)
+	$(KAFKA_REF) start
+	$(INTEROP_RUNNER) --target kafka --bootstrap 127.0.0.1:29092 --sasl-bootstrap 127.0.0.1:29094 $(INTEROP_FLAGS); \
+		rc=$$?; $(KAFKA_REF) stop; exit $$rc
+else
+	$(GREGOR_REF) start
+	$(INTEROP_RUNNER) --target gregor --bootstrap 127.0.0.1:19092 $(INTEROP_FLAGS); \
+		rc=$$?; $(GREGOR_REF) stop; exit $$rc
+endif
+
+interop-smoke:
+	@start=$$(date +%s); \
+	./scripts/interop-deps.sh $(SMOKE_CLIENTS) && $(GREGOR_REF) start && \
+	{ $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:19092 $(INTEROP_FLAGS); rc=$$?; \
+	  $(GREGOR_REF) stop; echo "interop-smoke: $$(( $$(date +%s) - start )) s including installs"; exit $$rc; }
+
+interop-diff:
+	$(KAFKA_REF) start
+	$(GREGOR_REF) start
+	$(GO) run ./interop/diff --gregor 127.0.0.1:19092 --kafka 127.0.0.1:29092 --out interop; \
+		rc=$$?; $(GREGOR_REF) stop; $(KAFKA_REF) stop; exit $$rc
+
+interop-tools:
+	$(KAFKA_REF) fetch
+	$(GREGOR_REF) start
+	./scripts/interop-tools.sh 127.0.0.1:19092 .cache/gregor-run/data; rc=$$?; $(GREGOR_REF) stop; exit $$rc
+
+bench-compare:
+	$(KAFKA_REF) fetch
+	$(GO) build -o bin/gregor ./cmd/gregor
+	$(GO) run ./bench/compare $(BENCH_FLAGS)
