@@ -143,6 +143,8 @@ func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchRe
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.PreferredReadReplica = -1
+			// An empty record set, never a null one: librdkafka rejects null.
+			sp.RecordBatches = []byte{}
 			if req.IsolationLevel == 1 {
 				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			}

@@ -57,7 +57,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 	cid := im.ClusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = im.ControllerID
-	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
+	resp.AuthorizedOperations = authorizedOpsOmitted
 
 	if all {
 		names := make([]string, 0, len(im.Topics))
@@ -85,7 +85,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 		}
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
-		mt.TopicAuthorizedOperations = authorizedOpsOmitted
+		mt.AuthorizedOperations = authorizedOpsOmitted
 		switch {
 		case rt.Topic == nil:
 			mt.ErrorCode = kerr.UnknownTopicID.Code
@@ -105,9 +105,9 @@ func (b *Broker) metadataTopic(t *controller.Topic, includeOps bool) kmsg.Metada
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	mt.IsInternal = t.Internal
-	mt.TopicAuthorizedOperations = authorizedOpsOmitted
+	mt.AuthorizedOperations = authorizedOpsOmitted
 	if includeOps {
-		mt.TopicAuthorizedOperations = topicAllOps
+		mt.AuthorizedOperations = topicAllOps
 	}
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

@@ -200,10 +200,6 @@ func (s *Server) writeLoop(c net.Conn, queue <-chan pending, log *slog.Logger) {
 			}
 			continue
 		}
-		resp.SetVersion(p.hdr.Version)
-		if p.hdr.Key == apiVersionsKey && p.hdr.Version > resp.MaxVersion() {
-			resp.SetVersion(0)
-		}
 		out = AppendResponse(out[:0], p.hdr.CorrelationID, resp)
 		if _, err := c.Write(out); err != nil {
 			failed = true

@@ -247,7 +247,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		g.Add(func() error {
 			for {
 				select {
-				case im := <-images:
+				case im, ok := <-images:
+					if !ok {
+						<-stop
+						return nil
+					}
 					if err := broker.SyncPartitions(im); err != nil {
 						s.logger.Error("applying metadata", "err", err)
 					}
