@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gregorbroker/gregor/interop/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -53,82 +50,8 @@ func (c Capabilities) HasMechanism(m string) bool {
 	return false
 }
 
-// maxResponse bounds what the probe reads from a peer before allocating.
-const maxResponse = 16 << 20
-
-// rawConn speaks just enough of the wire protocol for capability probes and the
-// differential check: request header v1/v2, response header v0/v1.
-type rawConn struct {
-	c    net.Conn
-	r    *bufio.Reader
-	corr int32
-}
-
-func dialRaw(addr string, timeout time.Duration) (*rawConn, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("interop: dial %s: %w", addr, err)
-	}
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	return &rawConn{c: c, r: bufio.NewReader(c)}, nil
-}
-
-func (rc *rawConn) Close() error { return rc.c.Close() }
-
-// roundTrip sends req at its set version and decodes the answer into resp.
-func (rc *rawConn) roundTrip(req kmsg.Request, resp kmsg.Response) error {
-	rc.corr++
-	body := []byte{0, 0, 0, 0}
-	body = binary.BigEndian.AppendUint16(body, uint16(req.Key()))
-	body = binary.BigEndian.AppendUint16(body, uint16(req.GetVersion()))
-	body = binary.BigEndian.AppendUint32(body, uint32(rc.corr))
-	id := "gregor-interop"
-	body = binary.BigEndian.AppendUint16(body, uint16(len(id)))
-	body = append(body, id...)
-	if req.IsFlexible() {
-		body = append(body, 0) // empty tagged fields
-	}
-	body = req.AppendTo(body)
-	binary.BigEndian.PutUint32(body, uint32(len(body)-4))
-	if _, err := rc.c.Write(body); err != nil {
-		return fmt.Errorf("interop: write %s: %w", apiName(req.Key()), err)
-	}
-	var sz [4]byte
-	if _, err := io.ReadFull(rc.r, sz[:]); err != nil {
-		return fmt.Errorf("interop: read %s size: %w", apiName(req.Key()), err)
-	}
-	n := int32(binary.BigEndian.Uint32(sz[:]))
-	if n < 4 || n > maxResponse {
-		return fmt.Errorf("interop: %s response size %d out of range", apiName(req.Key()), n)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(rc.r, buf); err != nil {
-		return fmt.Errorf("interop: read %s body: %w", apiName(req.Key()), err)
-	}
-	if got := int32(binary.BigEndian.Uint32(buf)); got != rc.corr {
-		return fmt.Errorf("interop: %s correlation id %d, want %d", apiName(req.Key()), got, rc.corr)
-	}
-	buf = buf[4:]
-	resp.SetVersion(req.GetVersion())
-	// ApiVersions always answers with header v0, whatever its version.
-	if resp.IsFlexible() && req.Key() != keyApiVersions {
-		if len(buf) == 0 {
-			return fmt.Errorf("interop: %s response header truncated", apiName(req.Key()))
-		}
-		// Skip the response header's tagged fields (the count is 0 for every broker we meet).
-		if buf[0] != 0 {
-			return fmt.Errorf("interop: %s response header carries %d tagged fields", apiName(req.Key()), buf[0])
-		}
-		buf = buf[1:]
-	}
-	if err := resp.ReadFrom(buf); err != nil {
-		return fmt.Errorf("interop: decode %s v%d: %w", apiName(req.Key()), req.GetVersion(), err)
-	}
-	return nil
-}
-
 func apiVersions(addr string) (*kmsg.ApiVersionsResponse, error) {
-	rc, err := dialRaw(addr, 10*time.Second)
+	rc, err := wire.Dial(addr, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +61,7 @@ func apiVersions(addr string) (*kmsg.ApiVersionsResponse, error) {
 	req.ClientSoftwareName = "gregor-interop"
 	req.ClientSoftwareVersion = "1"
 	resp := kmsg.NewPtrApiVersionsResponse()
-	if err := rc.roundTrip(req, resp); err != nil {
+	if err := rc.RoundTrip(req, resp); err != nil {
 		return nil, err
 	}
 	if resp.ErrorCode != 0 {
@@ -176,7 +99,7 @@ func saslMechanisms(addr string) ([]string, string) {
 	if !has {
 		return nil, "SaslHandshake not advertised"
 	}
-	rc, err := dialRaw(addr, 10*time.Second)
+	rc, err := wire.Dial(addr, 10*time.Second)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -185,7 +108,7 @@ func saslMechanisms(addr string) ([]string, string) {
 	req.Version = 1
 	req.Mechanism = "GREGOR-INTEROP-PROBE"
 	resp := kmsg.NewPtrSASLHandshakeResponse()
-	if err := rc.roundTrip(req, resp); err != nil {
+	if err := rc.RoundTrip(req, resp); err != nil {
 		return nil, err.Error()
 	}
 	if len(resp.SupportedMechanisms) == 0 {
