@@ -84,6 +84,9 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 			continue
 		}
 		topic, partition, err := parsePartitionDir(name)
+		if err != nil && strings.HasPrefix(name, ReservedDirPrefix) {
+			continue // the broker's own state, such as the metadata quorum
+		}
 		if err != nil {
 			opts.Logger.Warn("log: ignoring directory that is not a partition log", "path", full, "reason", err.Error())
 			continue

@@ -13,3 +13,9 @@
 // callers bound reads with the high watermark and choose what to append. It
 // imports no other core package except record.
 package log
+
+// ReservedDirPrefix starts the names of directories in a data dir that belong
+// to the broker rather than to a partition (the metadata quorum's store).
+// Such a name has no "-<partition>" suffix, so it can never be a partition
+// directory; OpenDir skips it without a warning.
+const ReservedDirPrefix = "__gregor_"

@@ -29,7 +29,7 @@ import (
 // MetadataDirName is where the controller keeps its Raft log and snapshots
 // inside data_dir. It holds no dash-number suffix, so it is never mistaken
 // for a partition directory.
-const MetadataDirName = "__gregor_metadata"
+const MetadataDirName = log.ReservedDirPrefix + "metadata"
 
 // checkpointInterval is how often recovery points and log start offsets are
 // written (Kafka's log.flush.offset.checkpoint.interval.ms).
@@ -316,7 +316,8 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 			return
 		case <-retention.C:
 			for _, p := range b.Partitions.All() {
-				n, err := p.Log().ApplyRetention()
+				// Retention never moves the log start past the high watermark.
+				n, err := p.Log().ApplyRetentionBelow(p.Offsets().HighWatermark)
 				if err != nil {
 					s.logger.Error("retention failed", "topic", p.Topic, "partition", p.Index, "err", err)
 				} else if n > 0 {
