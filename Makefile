@@ -40,7 +40,7 @@ fuzz-smoke:
 # Throughput and latency with a real client against an in-process broker,
 # plus allocation counts of the produce and fetch paths. Not part of `make test`.
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=1x ./core/log ./core/record ./core/partition
+	$(GO) test -run='^$$' -bench=. -benchmem ./core/log ./core/record ./core/partition
 	./$(BIN) bench
 
 check:

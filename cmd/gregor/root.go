@@ -46,6 +46,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newTopicCmd())
 	root.AddCommand(newProduceCmd())
 	root.AddCommand(newConsumeCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }
 
