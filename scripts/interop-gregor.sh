@@ -5,14 +5,14 @@
 #   scripts/interop-gregor.sh stop
 #   scripts/interop-gregor.sh pid
 #
-# Listens on 127.0.0.1:19092 (Kafka protocol) and 127.0.0.1:19644 (HTTP), data in
+# Listens on 127.0.0.1:39092 (Kafka protocol) and 127.0.0.1:39644 (HTTP), data in
 # .cache/gregor-run/data, log in .cache/gregor-run/gregor.log.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 RUN="${GREGOR_CACHE:-$ROOT/.cache}/gregor-run"
-PORT="${GREGOR_PORT:-19092}"
-HTTP_PORT="${GREGOR_HTTP_PORT:-19644}"
+PORT="${GREGOR_PORT:-39092}"
+HTTP_PORT="${GREGOR_HTTP_PORT:-39644}"
 
 die() { echo "interop-gregor: $*" >&2; exit 1; }
 
@@ -25,6 +25,10 @@ start() {
 		esac
 	done
 	stop >/dev/null 2>&1 || true
+	# Another broker on the port would answer in our place and hide a failed start.
+	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+		die "127.0.0.1:$PORT is already in use by another process (set GREGOR_PORT)"
+	fi
 	(cd "$ROOT" && go build -o bin/gregor ./cmd/gregor) || die "go build ./cmd/gregor failed"
 	rm -rf "$RUN"; mkdir -p "$RUN/data"
 	cat >"$RUN/broker.toml" <<-EOF
@@ -38,12 +42,13 @@ start() {
 	[log]
 	durability = "$durability"
 	EOF
+	date +%s%N >"$RUN/started_at"
 	nohup "$ROOT/bin/gregor" serve --config "$RUN/broker.toml" >"$RUN/gregor.log" 2>&1 &
 	echo $! >"$RUN/pid"
 	local t
 	for ((t = 0; t < 150; t++)); do
 		kill -0 "$(cat "$RUN/pid")" 2>/dev/null || { tail -20 "$RUN/gregor.log" >&2; die "gregor exited at start"; }
-		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && kill -0 "$(cat "$RUN/pid")" 2>/dev/null; then
 			echo "interop-gregor: up on 127.0.0.1:$PORT (durability $durability, pid $(cat "$RUN/pid"))" >&2
 			return 0
 		fi

@@ -14,9 +14,9 @@
 #   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
 #       kafka-topics kafka-consumer-groups kafka-configs kafka-dump-log kafka-storage
 #       kafka-get-offsets kafka-metadata-quorum producer-perf consumer-perf e2e-latency
-#     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:19092 --list
+#     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:39092 --list
 #
-# Ports (chosen not to clash with Gregor's 19092 in the interop config):
+# Ports (chosen not to clash with Gregor's 39092 in the interop config):
 #   single node: PLAINTEXT 127.0.0.1:29092, SASL_PLAINTEXT 127.0.0.1:29094, controller 29093
 #   three nodes: PLAINTEXT 2910{1,2,3},      SASL_PLAINTEXT 2913{1,2,3},    controllers 2912{1,2,3}
 # SASL users (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): interop / interop-secret.
@@ -155,6 +155,11 @@ start() {
 	fetch
 	stop --nodes "$nodes" >/dev/null 2>&1 || true
 	local cdir; cdir="$(cluster_dir "$nodes")"
+	local i0 p0 s0 c0
+	for ((i0 = 1; i0 <= nodes; i0++)); do
+		read -r p0 s0 c0 <<<"$(node_ports "$nodes" "$i0")"
+		if (exec 3<>"/dev/tcp/127.0.0.1/$p0") 2>/dev/null; then die "start: 127.0.0.1:$p0 is already in use by another process"; fi
+	done
 	rm -rf "$cdir"; mkdir -p "$cdir"
 	local cid; cid="$(java -cp "$(classpath)" -Dlog4j2.configurationFile="$(tools_log4j)" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)"
 	[[ -n "$cid" ]] || die "start: could not make a cluster id"
@@ -168,6 +173,7 @@ start() {
 			--add-scram "SCRAM-SHA-256=[name=$SASL_USER,password=$SASL_PASS]" \
 			--add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASS]" >"$dir/format.log" 2>&1 \
 			|| { cat "$dir/format.log" >&2; die "start: format of node $i failed"; }
+		date +%s%N >"$dir/started_at"
 		nohup java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
 			-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
 			-Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir" \

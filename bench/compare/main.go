@@ -1,0 +1,252 @@
+// Command compare benchmarks Gregor and Apache Kafka side by side on this machine, one after
+// the other in one run, with the same client and settings: produce throughput (100 B and 1 KB
+// records, acks=1 and acks=all, 1 and 6 partitions) and consume throughput with franz-go,
+// produce latency at a fixed rate, Kafka's ProducerPerformance and ConsumerPerformance, the
+// broker's peak RSS and the time from process start to the first acknowledged produce.
+// It prints a table with Gregor/Kafka ratios and writes JSON with machine facts to
+// bench/results/. It owns measurement only; the brokers are started by scripts/.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Result is one metric measured on both brokers.
+type Result struct {
+	Metric string  `json:"metric"`
+	Unit   string  `json:"unit"`
+	Better string  `json:"better"` // "higher" or "lower"
+	Gregor float64 `json:"gregor"`
+	Kafka  float64 `json:"kafka"`
+	Ratio  float64 `json:"ratio_gregor_over_kafka"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// target is one broker under test.
+type target struct {
+	name      string
+	bootstrap string
+	start     func() error
+	stop      func()
+	pidFile   string
+	startFile string
+}
+
+type options struct {
+	durability string
+	scale      float64
+	javaTools  bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.durability, "durability", "page_cache", "page_cache: Gregor durability=page_cache vs Kafka's default; fsync: Gregor durability=fsync vs Kafka with log.flush.interval.messages=1")
+	flag.Float64Var(&o.scale, "scale", 1, "multiplies every record count (0.1 for a quick run)")
+	flag.BoolVar(&o.javaTools, "java-tools", true, "also run Kafka's ProducerPerformance and ConsumerPerformance")
+	out := flag.String("out", "bench/results", "directory for the JSON result")
+	flag.Parse()
+	if o.durability != "page_cache" && o.durability != "fsync" {
+		fmt.Fprintln(os.Stderr, "compare: --durability must be page_cache or fsync")
+		os.Exit(2)
+	}
+	if err := run(o, *out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func sh(args ...string) error {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("compare: %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+func run(o options, outDir string) error {
+	gregorArgs := []string{"scripts/interop-gregor.sh", "start", "--durability", o.durability}
+	kafkaArgs := []string{"scripts/kafka-ref.sh", "start"}
+	if o.durability == "fsync" {
+		kafkaArgs = append(kafkaArgs, "--fsync")
+	}
+	targets := []target{
+		{name: "gregor", bootstrap: "127.0.0.1:39092", start: func() error { return sh(gregorArgs...) },
+			stop: func() { _ = sh("scripts/interop-gregor.sh", "stop") }, pidFile: ".cache/gregor-run/pid", startFile: ".cache/gregor-run/started_at"},
+		{name: "kafka", bootstrap: "127.0.0.1:29092", start: func() error { return sh(kafkaArgs...) },
+			stop: func() { _ = sh("scripts/kafka-ref.sh", "stop") }, pidFile: ".cache/kafka-run/cluster-1/node1/pid", startFile: ".cache/kafka-run/cluster-1/node1/started_at"},
+	}
+	measured := map[string]map[string]float64{}
+	notes := map[string]string{}
+	var order []string
+	units := map[string][2]string{}
+	record := func(t, metric, unit, better string, v float64) {
+		if measured[metric] == nil {
+			measured[metric] = map[string]float64{}
+			order = append(order, metric)
+			units[metric] = [2]string{unit, better}
+		}
+		measured[metric][t] = v
+	}
+	for _, t := range targets {
+		fmt.Fprintf(os.Stderr, "compare: === %s ===\n", t.name)
+		if err := t.start(); err != nil {
+			return err
+		}
+		err := measure(t, o, record, notes)
+		if rss, rerr := peakRSS(t.pidFile); rerr == nil {
+			record(t.name, "broker peak RSS", "MiB", "lower", rss)
+		} else {
+			fmt.Fprintf(os.Stderr, "compare: %s: peak RSS: %v\n", t.name, rerr)
+		}
+		t.stop()
+		if err != nil {
+			return fmt.Errorf("compare: %s: %w", t.name, err)
+		}
+	}
+	var results []Result
+	for _, m := range order {
+		r := Result{Metric: m, Unit: units[m][0], Better: units[m][1], Gregor: measured[m]["gregor"], Kafka: measured[m]["kafka"], Note: notes[m]}
+		if r.Kafka != 0 {
+			r.Ratio = r.Gregor / r.Kafka
+		}
+		results = append(results, r)
+	}
+	printTable(results, o)
+	return writeResults(outDir, results, o)
+}
+
+func readPid(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("compare: %w", err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// peakRSS is the broker process's high-water resident set (VmHWM), in MiB.
+func peakRSS(pidFile string) (float64, error) {
+	pid, err := readPid(pidFile)
+	if err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("compare: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			kb, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return 0, fmt.Errorf("compare: VmHWM %q: %w", l, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("compare: no VmHWM in /proc/%d/status", pid)
+}
+
+func printTable(rs []Result, o options) {
+	fmt.Printf("\nGregor vs Apache Kafka on %d cores (%s durability; ratio = Gregor / Kafka)\n\n", runtime.NumCPU(), o.durability)
+	fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s |\n", "metric", "unit", "Gregor", "Kafka", "ratio")
+	fmt.Printf("|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 54), strings.Repeat("-", 11), strings.Repeat("-", 14), strings.Repeat("-", 14), strings.Repeat("-", 9))
+	for _, r := range rs {
+		ratio := "n/a"
+		if r.Ratio != 0 {
+			ratio = fmt.Sprintf("%.2f", r.Ratio)
+		}
+		name := r.Metric + " (" + r.Better + " is better)"
+		fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s |\n", name, r.Unit, num(r.Gregor), num(r.Kafka), ratio)
+		if r.Note != "" {
+			fmt.Printf("|   note: %s\n", r.Note)
+		}
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "–"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func writeResults(dir string, rs []Result, o options) error {
+	facts := machineFacts()
+	facts["durability"] = o.durability
+	facts["durability_meaning"] = map[string]string{
+		"page_cache": "Gregor durability=page_cache; Kafka defaults (no fsync per write): acknowledged data is in the page cache",
+		"fsync":      "Gregor durability=fsync (group commit before the ack); Kafka log.flush.interval.messages=1",
+	}[o.durability]
+	facts["scale"] = o.scale
+	doc := map[string]any{"when": time.Now().UTC(), "machine": facts, "results": rs}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("compare-%s-%s.json", o.durability, time.Now().UTC().Format("20060102-150405")))
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	fmt.Printf("\ncompare: wrote %s\n", path)
+	return nil
+}
+
+func machineFacts() map[string]any {
+	f := map[string]any{"cores": runtime.NumCPU(), "go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				f["cpu"] = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f["memory"] = strings.TrimSpace(strings.TrimPrefix(strings.Split(string(b), "\n")[0], "MemTotal:"))
+	}
+	out := func(args ...string) string {
+		b, _ := exec.Command(args[0], args[1:]...).CombinedOutput()
+		return strings.TrimSpace(strings.Split(string(b), "\n")[0])
+	}
+	f["kernel"] = out("uname", "-r")
+	f["java"] = out("java", "-version")
+	f["gregor_commit"] = out("git", "rev-parse", "--short", "HEAD")
+	f["kafka_version"] = envOr("KAFKA_VERSION", "4.1.1")
+	return f
+}
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
+
+// percentile of sorted durations in milliseconds.
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p * float64(len(sorted)-1))
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
