@@ -267,13 +267,14 @@ func startChildBroker(t testing.TB, cfgPath, addr string) *childBroker {
 	return c
 }
 
-// kill sends SIGKILL and waits for the process to be gone.
-func (c *childBroker) kill() {
-	c.t.Helper()
+// kill sends SIGKILL and waits for the process to be gone. It may be
+// called from any goroutine.
+func (c *childBroker) kill() error {
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		c.t.Fatalf("SIGKILL gregor serve: %v", err)
+		return fmt.Errorf("SIGKILL gregor serve: %w", err)
 	}
 	<-c.done
+	return nil
 }
 
 // stop asks the process to shut down (SIGTERM) and kills it after 30s.

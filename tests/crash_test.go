@@ -18,19 +18,21 @@ import (
 // TestCrashRecovery runs "gregor serve" as a child process, writes
 // sequential values with an idempotent acks=all producer, SIGKILLs the
 // broker after a number of acknowledgements (records are in flight at that
-// moment), restarts it on the same data directory and checks that every
-// acknowledged value is present exactly once, that nothing is duplicated,
-// that each partition keeps production order, and that the partition
-// directories hold Kafka-named segment files.
+// moment), restarts it on the same data directory, and does so again for a
+// second cycle. It then checks that every acknowledged value is present
+// exactly once, that nothing is duplicated, that each partition keeps
+// production order, and that the partition directories hold Kafka-named
+// segment files.
 func TestCrashRecovery(t *testing.T) {
 	const (
 		topic      = "crash"
 		partitions = 3
 		window     = 500 // records in flight at most
+		cycles     = 2   // kill and restart this many times
 	)
-	killAfter := 3000
+	killEvery := 3000
 	if testing.Short() {
-		killAfter = 500
+		killEvery = 500
 	}
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
@@ -54,13 +56,14 @@ func TestCrashRecovery(t *testing.T) {
 	defer cl.Close()
 
 	var (
-		mu       sync.Mutex
+		mu       sync.Mutex // guards acked, failed, ackCount, killAt, killNow
 		acked    = map[int]bool{}
 		failed   = map[int]error{}
 		ackCount int
+		killAt   int           // the ackCount that triggers killNow
+		killNow  chan struct{} // closed when ackCount reaches killAt
 	)
 	sem := make(chan struct{}, window)
-	killNow := make(chan struct{})
 	onDone := func(i int) func(*kgo.Record, error) {
 		return func(_ *kgo.Record, err error) {
 			mu.Lock()
@@ -69,7 +72,7 @@ func TestCrashRecovery(t *testing.T) {
 			} else {
 				acked[i] = true
 				ackCount++
-				if ackCount == killAfter {
+				if ackCount == killAt {
 					close(killNow)
 				}
 			}
@@ -81,47 +84,58 @@ func TestCrashRecovery(t *testing.T) {
 		return &kgo.Record{Topic: topic, Key: []byte("k" + strconv.Itoa(i%97)), Value: []byte(fmt.Sprintf("%09d", i))}
 	}
 
-	// Produce until the kill: the producer stops only after the broker is
-	// dead, so a window of records is in flight when it dies.
-	killed := make(chan struct{})
-	go func() {
-		<-killNow
-		broker.kill()
-		close(killed)
-	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	produced := 0
-produce:
-	for ; produced < 50*killAfter; produced++ {
-		select {
-		case <-killed:
-			break produce
-		default:
+	for cycle := 1; cycle <= cycles; cycle++ {
+		mu.Lock()
+		killAt = ackCount + killEvery
+		killNow = make(chan struct{})
+		trigger := killNow
+		mu.Unlock()
+		// Produce until the kill: the producer stops only after the broker
+		// is dead, so a window of records is in flight when it dies.
+		killed := make(chan struct{})
+		go func(b *childBroker) {
+			<-trigger
+			if err := b.kill(); err != nil {
+				t.Error(err)
+			}
+			close(killed)
+		}(broker)
+		limit := produced + 50*killEvery
+	produce:
+		for ; produced < limit; produced++ {
+			select {
+			case <-killed:
+				break produce
+			default:
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-killed:
+				break produce
+			case <-ctx.Done():
+				t.Fatalf("cycle %d: timed out producing after %d records", cycle, produced)
+			}
+			cl.Produce(ctx, record(produced), onDone(produced))
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-killed:
-			break produce
-		case <-ctx.Done():
-			t.Fatalf("timed out producing after %d records", produced)
+		if produced == limit {
+			t.Fatalf("cycle %d: the broker was not killed after %d records", cycle, produced)
 		}
-		cl.Produce(ctx, record(produced), onDone(produced))
-	}
-	if produced == 50*killAfter {
-		t.Fatalf("the broker was not killed after %d records", produced)
-	}
-	mu.Lock()
-	t.Logf("killed the broker after %d acknowledgements; %d records produced, %d in flight",
-		ackCount, produced, produced-len(acked)-len(failed))
-	mu.Unlock()
+		mu.Lock()
+		t.Logf("cycle %d: killed the broker after %d acknowledgements; %d records produced, %d in flight",
+			cycle, ackCount, produced, produced-len(acked)-len(failed))
+		mu.Unlock()
 
-	// Restart on the same data directory; in-flight records are retried.
-	startChildBroker(t, cfgPath, addr)
-	if err := cl.Flush(ctx); err != nil {
-		t.Fatalf("flush after restart: %v", err)
+		// Restart on the same data directory; in-flight records are
+		// retried by the producer once the broker is back.
+		broker = startChildBroker(t, cfgPath, addr)
 	}
-	// And the producer keeps working after the restart.
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatalf("flush after the last restart: %v", err)
+	}
+	// And the producer keeps working after the restarts.
 	const after = 200
 	for i := produced; i < produced+after; i++ {
 		sem <- struct{}{}
@@ -134,7 +148,7 @@ produce:
 	mu.Lock()
 	for i := produced; i < total; i++ {
 		if !acked[i] {
-			t.Errorf("record %d, produced after the restart, not acknowledged: %v", i, failed[i])
+			t.Errorf("record %d, produced after the restarts, not acknowledged: %v", i, failed[i])
 		}
 	}
 	t.Logf("%d acknowledged, %d failed, of %d produced", len(acked), len(failed), total)

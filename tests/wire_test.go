@@ -266,3 +266,87 @@ func produceGarbage(corr int32) []byte {
 	req.Topics = append(req.Topics, rt)
 	return sized(reqHeader(0, 7, corr, "wire", false), req.AppendTo(nil))
 }
+
+// TestWirePipelining sends many requests in one write and checks that the
+// answers come back in request order, then that a bad frame queued behind a
+// good request still gets the good request answered before the close.
+func TestWirePipelining(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b.Addr, "pipelined", 2, nil)
+
+	c, err := net.DialTimeout("tcp", b.Addr, wireTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(wireTimeout))
+
+	const n = 100
+	var out []byte
+	for i := int32(1); i <= n; i++ {
+		if i%2 == 1 {
+			req := kmsg.NewApiVersionsRequest()
+			req.Version = 3
+			req.ClientSoftwareName = "gregor-tests"
+			req.ClientSoftwareVersion = "1.0"
+			out = append(out, sized(reqHeader(18, 3, i, "pipe", true), req.AppendTo(nil))...)
+			continue
+		}
+		req := kmsg.NewMetadataRequest()
+		req.Version = 12
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("pipelined")
+		req.Topics = append(req.Topics, rt)
+		out = append(out, sized(reqHeader(3, 12, i, "pipe", true), req.AppendTo(nil))...)
+	}
+	if _, err := c.Write(out); err != nil {
+		t.Fatalf("write %d pipelined requests: %v", n, err)
+	}
+	for i := int32(1); i <= n; i++ {
+		frame, err := readFrame(c)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		if corr := int32(binary.BigEndian.Uint32(frame)); corr != i {
+			t.Fatalf("response %d has correlation id %d: answers out of request order", i, corr)
+		}
+		if i%2 == 1 {
+			resp := kmsg.NewApiVersionsResponse()
+			resp.Version = 3
+			if err := resp.ReadFrom(frame[4:]); err != nil || resp.ErrorCode != 0 {
+				t.Fatalf("ApiVersions response %d: %v, error code %d", i, err, resp.ErrorCode)
+			}
+			continue
+		}
+		resp := kmsg.NewMetadataResponse()
+		resp.Version = 12
+		// Flexible responses other than ApiVersions carry a header tag buffer.
+		if len(frame) < 5 || frame[4] != 0 {
+			t.Fatalf("Metadata response %d: missing empty header tag buffer", i)
+		}
+		if err := resp.ReadFrom(frame[5:]); err != nil {
+			t.Fatalf("Metadata response %d: %v", i, err)
+		}
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 2 {
+			t.Fatalf("Metadata response %d: %+v", i, resp.Topics)
+		}
+	}
+
+	// A good request followed by a negative frame size: answer, then close.
+	req := kmsg.NewApiVersionsRequest()
+	req.Version = 0
+	good := sized(reqHeader(18, 0, 500, "pipe", false), req.AppendTo(nil))
+	if _, err := c.Write(append(good, int32Bytes(-5)...)); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	frame, err := readFrame(c)
+	if err != nil {
+		t.Fatalf("the request before the bad frame was not answered: %v", err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(frame)); corr != 500 {
+		t.Fatalf("correlation id %d, want 500", corr)
+	}
+	if _, err := readFrame(c); !isClosed(err) {
+		t.Fatalf("after the bad frame: %v, want the connection closed", err)
+	}
+}
