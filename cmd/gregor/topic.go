@@ -96,8 +96,8 @@ apply (topics.default_partitions and topics.default_replication_factor).`,
 				case r.Err != nil:
 					errs = append(errs, topicError(t, r.Err, r.ErrMessage))
 				case r.NumPartitions > 0 && r.ReplicationFactor > 0:
-					fmt.Fprintf(out, "created topic %q (%d partitions, replication factor %d)\n",
-						t, r.NumPartitions, r.ReplicationFactor)
+					fmt.Fprintf(out, "created topic %q (%s, replication factor %d)\n",
+						t, plural(int64(r.NumPartitions), "partition"), r.ReplicationFactor)
 				default:
 					fmt.Fprintf(out, "created topic %q\n", t)
 				}
