@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -67,7 +68,12 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 				}
 				res, err := p.Append(rp.Records)
 				if err != nil {
-					fail(errCode(err), err)
+					code := errCode(err)
+					if r.Version >= 3 && errors.Is(err, partition.ErrUnsupportedForMagic) {
+						// Kafka: Produce v3+ may only carry magic v2 batches.
+						code = kerr.InvalidRecord.Code
+					}
+					fail(code, err)
 					b.Logger.Debug("produce rejected", "topic", name, "partition", rp.Partition, "err", err)
 					break
 				}
