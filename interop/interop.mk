@@ -38,26 +38,26 @@ ifeq ($(TARGET),kafka)
 		rc=$$?; $(KAFKA_REF) stop; exit $$rc
 else
 	$(GREGOR_REF) start
-	$(INTEROP_RUNNER) --target gregor --bootstrap 127.0.0.1:39092 $(INTEROP_FLAGS); \
+	$(INTEROP_RUNNER) --target gregor --bootstrap 127.0.0.1:28092 $(INTEROP_FLAGS); \
 		rc=$$?; $(GREGOR_REF) stop; exit $$rc
 endif
 
 interop-smoke:
 	@start=$$(date +%s); \
 	./scripts/interop-deps.sh $(SMOKE_CLIENTS) && $(GREGOR_REF) start && \
-	{ $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:39092 $(INTEROP_FLAGS); rc=$$?; \
+	{ $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:28092 $(INTEROP_FLAGS); rc=$$?; \
 	  $(GREGOR_REF) stop; echo "interop-smoke: $$(( $$(date +%s) - start )) s including installs"; exit $$rc; }
 
 interop-diff:
 	$(KAFKA_REF) start
 	$(GREGOR_REF) start
-	$(GO) run ./interop/diff --gregor 127.0.0.1:39092 --kafka 127.0.0.1:29092 --out interop; \
+	$(GO) run ./interop/diff --gregor 127.0.0.1:28092 --kafka 127.0.0.1:29092 --out interop; \
 		rc=$$?; $(GREGOR_REF) stop; $(KAFKA_REF) stop; exit $$rc
 
 interop-tools:
 	$(KAFKA_REF) fetch
 	$(GREGOR_REF) start
-	./scripts/interop-tools.sh 127.0.0.1:39092 .cache/gregor-run/data; rc=$$?; $(GREGOR_REF) stop; exit $$rc
+	./scripts/interop-tools.sh 127.0.0.1:28092 .cache/gregor-run/data; rc=$$?; $(GREGOR_REF) stop; exit $$rc
 
 bench-compare:
 	$(KAFKA_REF) fetch

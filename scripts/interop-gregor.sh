@@ -5,14 +5,14 @@
 #   scripts/interop-gregor.sh stop
 #   scripts/interop-gregor.sh pid
 #
-# Listens on 127.0.0.1:39092 (Kafka protocol) and 127.0.0.1:39644 (HTTP), data in
+# Listens on 127.0.0.1:28092 (Kafka protocol) and 127.0.0.1:28644 (HTTP), data in
 # .cache/gregor-run/data, log in .cache/gregor-run/gregor.log.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 RUN="${GREGOR_CACHE:-$ROOT/.cache}/gregor-run"
-PORT="${GREGOR_PORT:-39092}"
-HTTP_PORT="${GREGOR_HTTP_PORT:-39644}"
+PORT="${GREGOR_PORT:-28092}"
+HTTP_PORT="${GREGOR_HTTP_PORT:-28644}"
 
 die() { echo "interop-gregor: $*" >&2; exit 1; }
 

@@ -14,9 +14,9 @@
 #   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
 #       kafka-topics kafka-consumer-groups kafka-configs kafka-dump-log kafka-storage
 #       kafka-get-offsets kafka-metadata-quorum producer-perf consumer-perf e2e-latency
-#     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:39092 --list
+#     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:28092 --list
 #
-# Ports (chosen not to clash with Gregor's 39092 in the interop config):
+# Ports (chosen not to clash with Gregor's 28092 in the interop config):
 #   single node: PLAINTEXT 127.0.0.1:29092, SASL_PLAINTEXT 127.0.0.1:29094, controller 29093
 #   three nodes: PLAINTEXT 2910{1,2,3},      SASL_PLAINTEXT 2913{1,2,3},    controllers 2912{1,2,3}
 # SASL users (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): interop / interop-secret.

@@ -81,7 +81,7 @@ func run(o options, outDir string) error {
 		kafkaArgs = append(kafkaArgs, "--fsync")
 	}
 	targets := []target{
-		{name: "gregor", bootstrap: "127.0.0.1:39092", start: func() error { return sh(gregorArgs...) },
+		{name: "gregor", bootstrap: "127.0.0.1:28092", start: func() error { return sh(gregorArgs...) },
 			stop: func() { _ = sh("scripts/interop-gregor.sh", "stop") }, pidFile: ".cache/gregor-run/pid", startFile: ".cache/gregor-run/started_at"},
 		{name: "kafka", bootstrap: "127.0.0.1:29092", start: func() error { return sh(kafkaArgs...) },
 			stop: func() { _ = sh("scripts/kafka-ref.sh", "stop") }, pidFile: ".cache/kafka-run/cluster-1/node1/pid", startFile: ".cache/kafka-run/cluster-1/node1/started_at"},

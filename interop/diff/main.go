@@ -92,7 +92,7 @@ type Difference struct {
 }
 
 func main() {
-	gaddr := flag.String("gregor", "127.0.0.1:39092", "Gregor bootstrap address")
+	gaddr := flag.String("gregor", "127.0.0.1:28092", "Gregor bootstrap address")
 	kaddr := flag.String("kafka", "127.0.0.1:29092", "Apache Kafka bootstrap address")
 	out := flag.String("out", "interop", "directory for DIFF.md and results/diff.json")
 	flag.Parse()

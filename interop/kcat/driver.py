@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-BOOTSTRAP = os.environ.get("INTEROP_BOOTSTRAP", "127.0.0.1:39092")
+BOOTSTRAP = os.environ.get("INTEROP_BOOTSTRAP", "127.0.0.1:28092")
 SASL_BOOTSTRAP = os.environ.get("INTEROP_SASL_BOOTSTRAP") or BOOTSTRAP
 PREFIX = os.environ.get("INTEROP_PREFIX", "it-kcat")
 USER = os.environ.get("INTEROP_SASL_USER", "interop")

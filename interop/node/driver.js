@@ -7,7 +7,7 @@ const lz4js = require('lz4js')
 const { ZstdCodec } = require('zstd-codec')
 
 const env = (k, d) => process.env[k] || d
-const BOOTSTRAP = env('INTEROP_BOOTSTRAP', '127.0.0.1:39092').split(',')
+const BOOTSTRAP = env('INTEROP_BOOTSTRAP', '127.0.0.1:28092').split(',')
 const SASL_BOOTSTRAP = env('INTEROP_SASL_BOOTSTRAP', BOOTSTRAP.join(',')).split(',')
 const PREFIX = env('INTEROP_PREFIX', 'it-kafkajs')
 const USER = env('INTEROP_SASL_USER', 'interop')

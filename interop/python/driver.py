@@ -12,7 +12,7 @@ from confluent_kafka import (Consumer, KafkaException, Producer, TopicPartition,
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewPartitions, NewTopic, OffsetSpec, ResourceType)
 
-BOOTSTRAP = os.environ.get("INTEROP_BOOTSTRAP", "127.0.0.1:39092")
+BOOTSTRAP = os.environ.get("INTEROP_BOOTSTRAP", "127.0.0.1:28092")
 SASL_BOOTSTRAP = os.environ.get("INTEROP_SASL_BOOTSTRAP") or BOOTSTRAP
 PREFIX = os.environ.get("INTEROP_PREFIX", "it-python")
 USER = os.environ.get("INTEROP_SASL_USER", "interop")

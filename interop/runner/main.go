@@ -37,7 +37,7 @@ func skipf(format string, a ...any) error { return errSkip{fmt.Sprintf(format, a
 func main() {
 	var (
 		target    = flag.String("target", "gregor", "name of the target in the results (gregor or kafka)")
-		bootstrap = flag.String("bootstrap", "127.0.0.1:39092", "PLAINTEXT bootstrap servers")
+		bootstrap = flag.String("bootstrap", "127.0.0.1:28092", "PLAINTEXT bootstrap servers")
 		sasl      = flag.String("sasl-bootstrap", "", "SASL_PLAINTEXT bootstrap (default: --bootstrap)")
 		clients   = flag.String("clients", "", "comma-separated clients (default: all, or the smoke set with --smoke)")
 		scens     = flag.String("scenarios", "", "comma-separated scenarios (default: all, or the smoke set)")

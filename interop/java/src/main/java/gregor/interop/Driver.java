@@ -40,7 +40,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * interop/SCENARIOS.md named on the command line and prints one JSON line per scenario.
  */
 public final class Driver {
-    static final String BOOTSTRAP = env("INTEROP_BOOTSTRAP", "127.0.0.1:39092");
+    static final String BOOTSTRAP = env("INTEROP_BOOTSTRAP", "127.0.0.1:28092");
     static final String SASL_BOOTSTRAP = env("INTEROP_SASL_BOOTSTRAP", BOOTSTRAP);
     static final String PREFIX = env("INTEROP_PREFIX", "it-java");
     static final String USER = env("INTEROP_SASL_USER", "interop");
