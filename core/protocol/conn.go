@@ -201,13 +201,15 @@ func (s *Server) writeLoop(c net.Conn, queue <-chan pending, log *slog.Logger) {
 			continue
 		}
 		out = AppendResponse(out[:0], p.hdr.CorrelationID, resp)
+		// Counted before the write, so a client that has its answer can
+		// already see it in the metrics.
+		s.Metrics.observe(p.hdr.Key, time.Since(p.start))
 		if _, err := c.Write(out); err != nil {
 			failed = true
 			c.Close()
 			continue
 		}
 		s.Metrics.bytesOut(len(out))
-		s.Metrics.observe(p.hdr.Key, time.Since(p.start))
 		if cap(out) > 1<<20 {
 			out = nil
 		}

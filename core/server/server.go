@@ -150,6 +150,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	err = ctrl.WaitLeader(waitCtx)
 	cancel()
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return fmt.Errorf("server: metadata quorum: %w", err)
 	}
 	host, port, err := s.advertised()
