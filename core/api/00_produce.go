@@ -87,7 +87,9 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 		resp.Topics = append(resp.Topics, st)
 	}
 	if acks == 0 {
-		return protocol.Reply{None: true}
+		// No answer is sent; as in Kafka, a failed acks=0 produce closes
+		// the connection so that the client notices and refreshes metadata.
+		return protocol.Reply{None: true, Close: anyProduceError(resp)}
 	}
 	if acks == -1 && b.Config.Log.Durability == config.DurabilityFsync && len(synced) > 0 {
 		// acks=all on fsync durability: answer once the appended batches are
@@ -118,4 +120,15 @@ func markStorageError(resp *kmsg.ProduceResponse, p *partition.Partition) {
 			}
 		}
 	}
+}
+
+func anyProduceError(resp *kmsg.ProduceResponse) bool {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -158,6 +158,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			ClientID: hdr.ClientID, Msg: req, Conn: info}, log)
 		if reply.None {
 			s.Metrics.observe(hdr.Key, time.Since(start))
+			if reply.Close {
+				return
+			}
 			continue
 		}
 		queue <- pending{hdr: hdr, reply: reply, start: start}
