@@ -27,6 +27,7 @@ type Config struct {
 	Log       Log       `toml:"log"`
 	Topics    Topics    `toml:"topics"`
 	Limits    Limits    `toml:"limits"`
+	Groups    Groups    `toml:"groups"`
 }
 
 // Listeners are the addresses Gregor binds.
@@ -81,6 +82,42 @@ type Limits struct {
 	MaxConnections int `toml:"max_connections"`
 }
 
+// Groups configures the group coordinator and its __consumer_offsets topic.
+// The keys are Kafka's broker settings with '_' for '.'.
+type Groups struct {
+	// OffsetsTopicPartitions is the partition count of __consumer_offsets
+	// when it is created (offsets.topic.num.partitions).
+	OffsetsTopicPartitions int32 `toml:"offsets_topic_partitions"`
+	// OffsetsTopicReplicationFactor is its replication factor, capped at the
+	// number of registered brokers so that a single node can start.
+	OffsetsTopicReplicationFactor int16 `toml:"offsets_topic_replication_factor"`
+	// OffsetsTopicSegmentBytes is its segment.bytes.
+	OffsetsTopicSegmentBytes int64 `toml:"offsets_topic_segment_bytes"`
+	// OffsetsRetentionMinutes is how long the offsets of a group stay after
+	// it became empty (or, for a group without members, after the commit).
+	OffsetsRetentionMinutes int64 `toml:"offsets_retention_minutes"`
+	// OffsetsRetentionCheckIntervalMs is how often expired offsets are removed.
+	OffsetsRetentionCheckIntervalMs int64 `toml:"offsets_retention_check_interval_ms"`
+	// OffsetMetadataMaxBytes bounds the metadata string of a commit.
+	OffsetMetadataMaxBytes int32 `toml:"offset_metadata_max_bytes"`
+	// GroupInitialRebalanceDelayMs is how long the first rebalance of an
+	// empty group waits for more members.
+	GroupInitialRebalanceDelayMs int64 `toml:"group_initial_rebalance_delay_ms"`
+	// GroupMinSessionTimeoutMs and GroupMaxSessionTimeoutMs bound the
+	// session timeout a classic member may ask for.
+	GroupMinSessionTimeoutMs int64 `toml:"group_min_session_timeout_ms"`
+	GroupMaxSessionTimeoutMs int64 `toml:"group_max_session_timeout_ms"`
+	// GroupMaxSize caps the members of one group.
+	GroupMaxSize int32 `toml:"group_max_size"`
+	// GroupConsumerSessionTimeoutMs and GroupConsumerHeartbeatIntervalMs are
+	// the session timeout and heartbeat interval of consumer (KIP-848) groups.
+	GroupConsumerSessionTimeoutMs    int64 `toml:"group_consumer_session_timeout_ms"`
+	GroupConsumerHeartbeatIntervalMs int64 `toml:"group_consumer_heartbeat_interval_ms"`
+	// GroupConsumerAssignors are the server-side assignors of consumer
+	// groups, the first being the default: "uniform" and "range".
+	GroupConsumerAssignors []string `toml:"group_consumer_assignors"`
+}
+
 // Durability modes.
 const (
 	DurabilityFsync     = "fsync"
@@ -117,6 +154,21 @@ func Default() Config {
 		},
 		Limits: Limits{
 			MaxRequestBytes: 100 << 20,
+		},
+		Groups: Groups{
+			OffsetsTopicPartitions:           50,
+			OffsetsTopicReplicationFactor:    3,
+			OffsetsTopicSegmentBytes:         100 << 20,
+			OffsetsRetentionMinutes:          7 * 24 * 60,
+			OffsetsRetentionCheckIntervalMs:  600000,
+			OffsetMetadataMaxBytes:           4096,
+			GroupInitialRebalanceDelayMs:     3000,
+			GroupMinSessionTimeoutMs:         6000,
+			GroupMaxSessionTimeoutMs:         1800000,
+			GroupMaxSize:                     2147483647,
+			GroupConsumerSessionTimeoutMs:    45000,
+			GroupConsumerHeartbeatIntervalMs: 5000,
+			GroupConsumerAssignors:           []string{"uniform", "range"},
 		},
 	}
 }
@@ -219,6 +271,50 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxConnections < 0 {
 		return bad("limits.max_connections", "%d is negative", c.Limits.MaxConnections)
+	}
+	return c.Groups.validate(bad)
+}
+
+func (g *Groups) validate(bad func(key, format string, args ...any) error) error {
+	switch {
+	case g.OffsetsTopicPartitions < 1:
+		return bad("groups.offsets_topic_partitions", "%d is below 1", g.OffsetsTopicPartitions)
+	case g.OffsetsTopicReplicationFactor < 1:
+		return bad("groups.offsets_topic_replication_factor", "%d is below 1", g.OffsetsTopicReplicationFactor)
+	case g.OffsetsTopicSegmentBytes < 14 || g.OffsetsTopicSegmentBytes > 1<<31-1:
+		return bad("groups.offsets_topic_segment_bytes", "%d is not in [14, %d]", g.OffsetsTopicSegmentBytes, int64(1<<31-1))
+	case g.OffsetsRetentionMinutes < 1:
+		return bad("groups.offsets_retention_minutes", "%d is below 1", g.OffsetsRetentionMinutes)
+	case g.OffsetsRetentionCheckIntervalMs < 1:
+		return bad("groups.offsets_retention_check_interval_ms", "%d is below 1", g.OffsetsRetentionCheckIntervalMs)
+	case g.OffsetMetadataMaxBytes < 0:
+		return bad("groups.offset_metadata_max_bytes", "%d is negative", g.OffsetMetadataMaxBytes)
+	case g.GroupInitialRebalanceDelayMs < 0:
+		return bad("groups.group_initial_rebalance_delay_ms", "%d is negative", g.GroupInitialRebalanceDelayMs)
+	case g.GroupMinSessionTimeoutMs < 1:
+		return bad("groups.group_min_session_timeout_ms", "%d is below 1", g.GroupMinSessionTimeoutMs)
+	case g.GroupMaxSessionTimeoutMs < g.GroupMinSessionTimeoutMs:
+		return bad("groups.group_max_session_timeout_ms", "%d is below group_min_session_timeout_ms %d",
+			g.GroupMaxSessionTimeoutMs, g.GroupMinSessionTimeoutMs)
+	case g.GroupMaxSize < 1:
+		return bad("groups.group_max_size", "%d is below 1", g.GroupMaxSize)
+	case g.GroupConsumerSessionTimeoutMs < 1:
+		return bad("groups.group_consumer_session_timeout_ms", "%d is below 1", g.GroupConsumerSessionTimeoutMs)
+	case g.GroupConsumerHeartbeatIntervalMs < 1 || g.GroupConsumerHeartbeatIntervalMs >= g.GroupConsumerSessionTimeoutMs:
+		return bad("groups.group_consumer_heartbeat_interval_ms", "%d must be positive and below group_consumer_session_timeout_ms %d",
+			g.GroupConsumerHeartbeatIntervalMs, g.GroupConsumerSessionTimeoutMs)
+	case len(g.GroupConsumerAssignors) == 0:
+		return bad("groups.group_consumer_assignors", "at least one assignor is needed")
+	}
+	seen := map[string]bool{}
+	for _, a := range g.GroupConsumerAssignors {
+		if a != "uniform" && a != "range" {
+			return bad("groups.group_consumer_assignors", "%q is not uniform or range", a)
+		}
+		if seen[a] {
+			return bad("groups.group_consumer_assignors", "%q is listed twice", a)
+		}
+		seen[a] = true
 	}
 	return nil
 }

@@ -1,0 +1,40 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestGroupsErrorsNameTheKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, toml, want string
+	}{
+		{"zero offsets partitions", "[groups]\noffsets_topic_partitions = 0", "groups.offsets_topic_partitions"},
+		{"negative initial delay", "[groups]\ngroup_initial_rebalance_delay_ms = -1", "groups.group_initial_rebalance_delay_ms"},
+		{"max below min session", "[groups]\ngroup_min_session_timeout_ms = 10000\ngroup_max_session_timeout_ms = 9000", "groups.group_max_session_timeout_ms"},
+		{"heartbeat not below session", "[groups]\ngroup_consumer_heartbeat_interval_ms = 45000", "groups.group_consumer_heartbeat_interval_ms"},
+		{"unknown assignor", "[groups]\ngroup_consumer_assignors = [\"sticky\"]", "groups.group_consumer_assignors"},
+		{"duplicate assignor", "[groups]\ngroup_consumer_assignors = [\"range\", \"range\"]", "groups.group_consumer_assignors"},
+		{"no assignor", "[groups]\ngroup_consumer_assignors = []", "groups.group_consumer_assignors"},
+		{"unknown key", "[groups]\nsession_timeout = 5", "unknown key groups.session_timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.toml)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestGroupsSettingsParse(t *testing.T) {
+	cfg, err := Parse("[groups]\noffsets_topic_partitions = 3\ngroup_initial_rebalance_delay_ms = 0\ngroup_consumer_assignors = [\"range\"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Groups
+	if g.OffsetsTopicPartitions != 3 || g.GroupInitialRebalanceDelayMs != 0 || len(g.GroupConsumerAssignors) != 1 ||
+		g.GroupConsumerAssignors[0] != "range" || g.GroupMaxSessionTimeoutMs != Default().Groups.GroupMaxSessionTimeoutMs {
+		t.Fatalf("groups = %+v", g)
+	}
+}
