@@ -42,11 +42,13 @@ else
 		rc=$$?; $(GREGOR_REF) stop; exit $$rc
 endif
 
+# Prints its duration (installs included) before the runner's closing "N passed, N failed" line.
 interop-smoke:
-	@start=$$(date +%s); \
+	@start=$$(date +%s); out=$$(mktemp); \
 	./scripts/interop-deps.sh $(SMOKE_CLIENTS) && $(GREGOR_REF) start && \
-	{ $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:28092 $(INTEROP_FLAGS); rc=$$?; \
-	  $(GREGOR_REF) stop; echo "interop-smoke: $$(( $$(date +%s) - start )) s including installs"; exit $$rc; }
+	{ { $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:28092 $(INTEROP_FLAGS); echo $$? >$$out.rc; } | tee $$out; rc=$$(cat $$out.rc); \
+	  $(GREGOR_REF) stop; echo "interop-smoke: $$(( $$(date +%s) - start )) s including installs"; \
+	  grep -E '^interop: [0-9]+ passed' $$out | tail -1; rm -f $$out $$out.rc; exit $$rc; }
 
 interop-diff:
 	$(KAFKA_REF) start

@@ -4,6 +4,7 @@
 #   scripts/interop-gregor.sh start [--durability fsync|page_cache]   build bin/gregor, fresh data dir, start
 #   scripts/interop-gregor.sh stop
 #   scripts/interop-gregor.sh pid
+# GREGOR_BIN=path runs that binary instead of building ./cmd/gregor from the work tree.
 #
 # Listens on 127.0.0.1:28092 (Kafka protocol) and 127.0.0.1:28644 (HTTP), data in
 # .cache/gregor-run/data, log in .cache/gregor-run/gregor.log.
@@ -29,7 +30,11 @@ start() {
 	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
 		die "127.0.0.1:$PORT is already in use by another process (set GREGOR_PORT)"
 	fi
-	(cd "$ROOT" && go build -o bin/gregor ./cmd/gregor) || die "go build ./cmd/gregor failed"
+	local bin="${GREGOR_BIN:-}"
+	if [[ -z "$bin" ]]; then
+		(cd "$ROOT" && go build -o bin/gregor ./cmd/gregor) || die "go build ./cmd/gregor failed"
+		bin="$ROOT/bin/gregor"
+	fi
 	rm -rf "$RUN"; mkdir -p "$RUN/data"
 	cat >"$RUN/broker.toml" <<-EOF
 	node_id = 1
@@ -43,7 +48,7 @@ start() {
 	durability = "$durability"
 	EOF
 	date +%s%N >"$RUN/started_at"
-	nohup "$ROOT/bin/gregor" serve --config "$RUN/broker.toml" >"$RUN/gregor.log" 2>&1 &
+	nohup "$bin" serve --config "$RUN/broker.toml" >"$RUN/gregor.log" 2>&1 &
 	echo $! >"$RUN/pid"
 	local t
 	for ((t = 0; t < 150; t++)); do
