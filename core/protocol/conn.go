@@ -3,7 +3,10 @@ package protocol
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,14 +16,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// ConnInfo describes a client connection to handlers.
-type ConnInfo struct {
-	ID       uint64
-	Remote   net.Addr
-	Local    net.Addr
-	Listener string
-}
 
 // Server accepts Kafka connections and serves them with a Registry.
 type Server struct {
@@ -38,22 +33,82 @@ type Server struct {
 	Logger      *slog.Logger
 	Metrics     *Metrics
 
+	// Security is the listener's protocol; empty means PLAINTEXT.
+	Security SecurityProtocol
+	// TLS serves SSL and SASL_SSL listeners. Certificates are reloaded
+	// through its GetCertificate or GetConfigForClient callbacks.
+	TLS *tls.Config
+	// TLSPrincipal maps a verified client certificate to a principal on
+	// SSL listeners. Without it, or without a client certificate, the
+	// principal is User:ANONYMOUS.
+	TLSPrincipal func(*tls.ConnectionState) (string, error)
+	// MaxPreAuthBytes caps frames until the connection has authenticated;
+	// 0 means DefaultMaxPreAuthBytes.
+	MaxPreAuthBytes int32
+	// IdleTimeout closes a connection that sent nothing for this long
+	// while no response was pending; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds the TLS handshake; 0 means 10 seconds.
+	HandshakeTimeout time.Duration
+	// FailedAuthDelay delays the reply to a failed authentication before
+	// the connection closes; 0 means DefaultFailedAuthDelay, negative none.
+	FailedAuthDelay time.Duration
+	// MaxConnectionsPerIP caps concurrent connections from one address;
+	// 0 is unlimited.
+	MaxConnectionsPerIP int
+	// Now and After are the clock; nil means the wall clock.
+	Now   func() time.Time
+	After func(time.Duration) <-chan time.Time
+
 	nextID atomic.Uint64
 	open   atomic.Int64
 
-	mu    sync.Mutex // guards conns
+	mu    sync.Mutex // guards conns and perIP
 	conns map[net.Conn]struct{}
+	perIP map[string]int
 	wg    sync.WaitGroup
+}
+
+func (s *Server) defaults() {
+	if s.MaxInFlight <= 0 {
+		s.MaxInFlight = 64
+	}
+	if s.Security == "" {
+		s.Security = Plaintext
+	}
+	if s.MaxPreAuthBytes <= 0 {
+		s.MaxPreAuthBytes = DefaultMaxPreAuthBytes
+	}
+	if s.IdleTimeout <= 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.HandshakeTimeout <= 0 {
+		s.HandshakeTimeout = 10 * time.Second
+	}
+	if s.FailedAuthDelay == 0 {
+		s.FailedAuthDelay = DefaultFailedAuthDelay
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.After == nil {
+		s.After = time.After
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // Serve accepts connections until ctx is cancelled or the listener fails. It
 // closes open connections and waits for them before returning.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.MaxInFlight <= 0 {
-		s.MaxInFlight = 64
+	s.defaults()
+	if s.Security.UsesTLS() && s.TLS == nil {
+		return fmt.Errorf("protocol: listener %s: %s needs a TLS configuration", s.Name, s.Security)
 	}
 	s.mu.Lock()
 	s.conns = map[net.Conn]struct{}{}
+	s.perIP = map[string]int{}
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
@@ -74,7 +129,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		s.track(c, true)
+		if !s.track(c, true) {
+			s.Logger.Warn("connection refused: per-address limit reached", "remote", c.RemoteAddr(), "limit", s.MaxConnectionsPerIP)
+			c.Close()
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -94,18 +153,40 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-func (s *Server) track(c net.Conn, add bool) {
+// track adds or removes a connection; adding fails when the remote address
+// has reached MaxConnectionsPerIP.
+func (s *Server) track(c net.Conn, add bool) bool {
+	ip := remoteIP(c.RemoteAddr())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if add {
+		if s.MaxConnectionsPerIP > 0 && s.perIP[ip] >= s.MaxConnectionsPerIP {
+			return false
+		}
+		s.perIP[ip]++
 		s.conns[c] = struct{}{}
 		s.open.Add(1)
 		s.Metrics.connOpened()
 	} else {
+		if s.perIP[ip]--; s.perIP[ip] <= 0 {
+			delete(s.perIP, ip)
+		}
 		delete(s.conns, c)
 		s.open.Add(-1)
 		s.Metrics.connClosed()
 	}
+	return true
+}
+
+func remoteIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
 }
 
 // pending is one request waiting for its response to be written.
@@ -113,39 +194,96 @@ type pending struct {
 	hdr   Header
 	reply Reply
 	start time.Time
+	// raw, when set, is a SaslHandshake v0 token written with only a size.
+	raw []byte
+	// delay holds the response back (a failed authentication).
+	delay time.Duration
 }
 
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	info := &ConnInfo{ID: s.nextID.Add(1), Remote: c.RemoteAddr(), Local: c.LocalAddr(), Listener: s.Name}
+	info := &ConnInfo{ID: s.nextID.Add(1), Remote: c.RemoteAddr(), Local: c.LocalAddr(), Listener: s.Name, Security: s.Security}
 	log := s.Logger.With("conn", info.ID, "remote", info.Remote.String())
+	if s.Security.UsesTLS() {
+		tc, err := s.handshake(ctx, c, info)
+		if err != nil {
+			log.Warn("closing connection", "err", err)
+			c.Close()
+			return
+		}
+		c = tc
+	}
+	if !s.Security.UsesSASL() {
+		principal := AnonymousPrincipal
+		if s.Security == SSL && s.TLSPrincipal != nil && len(info.TLS.PeerCertificates) > 0 {
+			p, err := s.TLSPrincipal(info.TLS)
+			if err != nil {
+				s.Metrics.authFailed()
+				log.Warn("closing connection: client certificate maps to no principal", "err", err)
+				c.Close()
+				return
+			}
+			principal = p
+		}
+		info.Authenticate(principal, time.Time{})
+	}
 	queue := make(chan pending, s.MaxInFlight)
+	var inFlight atomic.Int64
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		s.writeLoop(c, queue, log)
+		s.writeLoop(c, queue, &inFlight, log)
 	}()
 	defer func() {
 		close(queue)
 		<-writerDone
 		c.Close()
 	}()
+	enqueue := func(p pending) {
+		inFlight.Add(1)
+		queue <- p
+	}
 
 	br := bufio.NewReaderSize(c, 64<<10)
 	for ctx.Err() == nil {
-		// Each frame gets its own buffer: decoded requests point into it
-		// (produce batches, group metadata) and may outlive the loop turn.
-		frame, err := ReadFrame(br, s.MaxRequestBytes, nil)
-		if err != nil {
+		if err := s.awaitFrame(c, br, &inFlight); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				log.Warn("closing connection", "err", err)
 			}
 			return
 		}
+		// The rest of the frame must arrive within the idle timeout too.
+		c.SetReadDeadline(time.Now().Add(s.IdleTimeout))
+		limit := info.frameLimit(s.MaxRequestBytes, s.MaxPreAuthBytes)
+		if raw := info.rawAuth(); raw != nil {
+			p, ok := s.rawToken(br, limit, info, raw, log)
+			if p.raw != nil || p.reply.Close {
+				enqueue(p)
+			}
+			if !ok {
+				return
+			}
+			continue
+		}
+		// Each frame gets its own buffer: decoded requests point into it
+		// (produce batches, group metadata) and may outlive the loop turn.
+		frame, err := ReadFrame(br, limit, nil)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				log.Warn("closing connection", "err", err, "authenticated", info.Authenticated())
+			}
+			return
+		}
 		s.Metrics.bytesIn(len(frame) + 4)
 		start := time.Now()
+		key := int16(binary.BigEndian.Uint16(frame))
+		if err := info.admits(key, s.Now()); err != nil {
+			s.Metrics.requestError(key)
+			log.Warn("closing connection", "api_key", key, "err", err)
+			return
+		}
 		hdr, req, err := ParseRequest(s.Registry, frame)
 		if err != nil {
 			s.Metrics.requestError(hdr.Key)
@@ -156,18 +294,110 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		api, _ := s.Registry.Lookup(hdr.Key)
 		reply := s.handle(api, &Request{Key: hdr.Key, Version: hdr.Version, CorrelationID: hdr.CorrelationID,
 			ClientID: hdr.ClientID, Msg: req, Conn: info}, log)
-		if reply.None {
+		p := pending{hdr: hdr, reply: reply, start: start}
+		if ferr := info.takeFailure(); ferr != nil {
+			s.Metrics.authFailed()
+			log.Warn("authentication failed", "principal", info.Principal(), "err", ferr)
+			p.delay, p.reply.Close = s.FailedAuthDelay, true
+		} else if hdr.Key == saslAuthenticateKey && info.Authenticated() {
+			s.Metrics.authSucceeded()
+		}
+		if p.reply.None && !p.reply.Close {
 			s.Metrics.observe(hdr.Key, time.Since(start))
-			if reply.Close {
-				return
-			}
 			continue
 		}
-		queue <- pending{hdr: hdr, reply: reply, start: start}
-		if reply.Close {
+		enqueue(p)
+		if p.reply.Close {
 			return
 		}
 	}
+}
+
+// handshake runs the TLS handshake within HandshakeTimeout.
+func (s *Server) handshake(ctx context.Context, c net.Conn, info *ConnInfo) (net.Conn, error) {
+	tc := tls.Server(c, s.TLS)
+	hctx, cancel := context.WithTimeout(ctx, s.HandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		s.Metrics.authFailed()
+		return nil, fmt.Errorf("protocol: TLS handshake: %w", err)
+	}
+	st := tc.ConnectionState()
+	info.TLS = &st
+	return tc, nil
+}
+
+// awaitFrame waits for the first byte of the next frame. A connection idle
+// for IdleTimeout is closed, unless responses are still pending (a long
+// poll), in which case it keeps waiting.
+func (s *Server) awaitFrame(c net.Conn, br *bufio.Reader, inFlight *atomic.Int64) error {
+	for {
+		c.SetReadDeadline(time.Now().Add(s.IdleTimeout))
+		_, err := br.Peek(1)
+		if err == nil {
+			return nil
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && inFlight.Load() > 0 {
+			continue
+		}
+		if errors.As(err, &ne) && ne.Timeout() {
+			return fmt.Errorf("protocol: idle for %s", s.IdleTimeout)
+		}
+		return err
+	}
+}
+
+// rawToken serves one SaslHandshake v0 token. ok is false when the
+// connection must close after p.
+func (s *Server) rawToken(br *bufio.Reader, limit int32, info *ConnInfo, fn RawAuth, log *slog.Logger) (p pending, ok bool) {
+	token, err := readRawToken(br, limit)
+	if err != nil {
+		log.Warn("closing connection", "err", err)
+		return p, false
+	}
+	s.Metrics.bytesIn(len(token) + 4)
+	p.start = time.Now()
+	p.hdr.Key = saslAuthenticateKey
+	out, err := fn(token)
+	if err == nil {
+		err = info.takeFailure()
+	}
+	if err != nil {
+		s.Metrics.authFailed()
+		info.FailAuthentication(err)
+		info.takeFailure()
+		log.Warn("authentication failed", "err", err)
+		// v0 has no error field: the failure is a delayed close.
+		p.delay, p.reply.Close = s.FailedAuthDelay, true
+		return p, false
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	p.raw = out
+	if info.Authenticated() {
+		s.Metrics.authSucceeded()
+	}
+	return p, true
+}
+
+// readRawToken reads a size-prefixed SASL token; unlike a request it may be
+// empty.
+func readRawToken(r io.Reader, max int32) ([]byte, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(r, sz[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(sz[:]))
+	if n < 0 || n > max {
+		return nil, fmt.Errorf("%w: SASL token of %d bytes (limit %d)", ErrFrameSize, n, max)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("protocol: truncated SASL token: %w", err)
+	}
+	return b, nil
 }
 
 // handle runs a handler, turning a panic into a closed connection instead of
@@ -182,44 +412,58 @@ func (s *Server) handle(api API, r *Request, log *slog.Logger) (reply Reply) {
 	return api.Handle(r)
 }
 
-func (s *Server) writeLoop(c net.Conn, queue <-chan pending, log *slog.Logger) {
+func (s *Server) writeLoop(c net.Conn, queue <-chan pending, inFlight *atomic.Int64, log *slog.Logger) {
 	var out []byte
 	failed := false
 	for p := range queue {
-		if failed {
-			continue // drain so the reader never blocks
+		s.writeOne(c, p, &out, &failed, log)
+		inFlight.Add(-1)
+	}
+}
+
+func (s *Server) writeOne(c net.Conn, p pending, out *[]byte, failed *bool, log *slog.Logger) {
+	if *failed {
+		return // drain so the reader never blocks
+	}
+	if p.delay > 0 {
+		<-s.After(p.delay)
+	}
+	resp := p.reply.Resp
+	if p.reply.Later != nil {
+		var panicked bool
+		resp, panicked = s.later(p, log)
+		if panicked {
+			p.reply.Close = true
 		}
-		resp := p.reply.Resp
-		if p.reply.Later != nil {
-			var panicked bool
-			resp, panicked = s.later(p, log)
-			if panicked {
-				p.reply.Close = true
-			}
-		}
-		if resp == nil {
-			if p.reply.Close {
-				c.Close()
-			}
-			continue
-		}
-		out = AppendResponse(out[:0], p.hdr.CorrelationID, resp)
-		// Counted before the write, so a client that has its answer can
-		// already see it in the metrics.
-		s.Metrics.observe(p.hdr.Key, time.Since(p.start))
-		if _, err := c.Write(out); err != nil {
-			failed = true
-			c.Close()
-			continue
-		}
-		s.Metrics.bytesOut(len(out))
-		if cap(out) > 1<<20 {
-			out = nil
-		}
+	}
+	switch {
+	case p.raw != nil:
+		*out = binary.BigEndian.AppendUint32((*out)[:0], uint32(len(p.raw)))
+		*out = append(*out, p.raw...)
+	case resp != nil:
+		*out = AppendResponse((*out)[:0], p.hdr.CorrelationID, resp)
+	default:
 		if p.reply.Close {
 			c.Close()
-			failed = true
+			*failed = true
 		}
+		return
+	}
+	// Counted before the write, so a client that has its answer can
+	// already see it in the metrics.
+	s.Metrics.observe(p.hdr.Key, time.Since(p.start))
+	if _, err := c.Write(*out); err != nil {
+		*failed = true
+		c.Close()
+		return
+	}
+	s.Metrics.bytesOut(len(*out))
+	if cap(*out) > 1<<20 {
+		*out = nil
+	}
+	if p.reply.Close {
+		c.Close()
+		*failed = true
 	}
 }
 

@@ -17,6 +17,8 @@ type Metrics struct {
 	bytesOutC   prometheus.Counter
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
+	authFail    prometheus.Counter
+	authOK      prometheus.Counter
 }
 
 // NewMetrics registers the wire metrics with reg.
@@ -45,8 +47,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		accepted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gregor_connections_accepted_total", Help: "Kafka connections accepted.",
 		}),
+		authFail: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_failed_authentication_total", Help: "Failed SASL authentications and TLS handshakes.",
+		}),
+		authOK: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_successful_authentication_total", Help: "Successful SASL authentications.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted)
+	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted, m.authFail, m.authOK)
 	return m
 }
 
@@ -94,5 +102,17 @@ func (m *Metrics) connOpened() {
 func (m *Metrics) connClosed() {
 	if m != nil {
 		m.connections.Dec()
+	}
+}
+
+func (m *Metrics) authFailed() {
+	if m != nil {
+		m.authFail.Inc()
+	}
+}
+
+func (m *Metrics) authSucceeded() {
+	if m != nil {
+		m.authOK.Inc()
 	}
 }
