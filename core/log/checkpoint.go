@@ -23,6 +23,7 @@ const (
 	logStartOffsetFile = "log-start-offset-checkpoint"
 	cleanShutdownFile  = ".kafka_cleanshutdown"
 	leaderEpochFile    = "leader-epoch-checkpoint"
+	cleanerOffsetFile  = "cleaner-offset-checkpoint"
 )
 
 // maxCheckpointBytes bounds the checkpoint files we read.

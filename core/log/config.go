@@ -3,6 +3,7 @@ package log
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 )
 
@@ -27,6 +28,25 @@ type Config struct {
 	// MaxIndexBytes (segment.index.bytes) bounds each index file; a segment
 	// whose index is full is rolled.
 	MaxIndexBytes int32
+	// Delete (cleanup.policy contains "delete") lets RetentionMs and
+	// RetentionBytes delete old segments.
+	Delete bool
+	// Compact (cleanup.policy contains "compact") lets the cleaner keep only
+	// the latest record of each key; see Log.Clean.
+	Compact bool
+	// DeleteRetentionMs (delete.retention.ms) is how long a compacted log
+	// keeps a tombstone after the cleaner first saw it.
+	DeleteRetentionMs int64
+	// MinCleanableDirtyRatio (min.cleanable.dirty.ratio) is the share of
+	// not yet compacted bytes above which the log is compacted.
+	MinCleanableDirtyRatio float64
+	// MinCompactionLagMs (min.compaction.lag.ms) keeps segments holding
+	// records younger than this out of compaction.
+	MinCompactionLagMs int64
+	// MaxCompactionLagMs (max.compaction.lag.ms) forces compaction of a log
+	// whose oldest uncompacted record is older than this, whatever its
+	// dirty ratio.
+	MaxCompactionLagMs int64
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -38,6 +58,12 @@ func DefaultConfig() Config {
 		RetentionMs:        7 * 24 * 60 * 60 * 1000,
 		RetentionBytes:     -1,
 		MaxIndexBytes:      10 << 20,
+
+		Delete:                 true,
+		DeleteRetentionMs:      24 * 60 * 60 * 1000,
+		MinCleanableDirtyRatio: 0.5,
+		MinCompactionLagMs:     0,
+		MaxCompactionLagMs:     math.MaxInt64,
 	}
 }
 
@@ -56,6 +82,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("log: retention ms %d is below -1", c.RetentionMs)
 	case c.RetentionBytes < -1:
 		return fmt.Errorf("log: retention bytes %d is below -1", c.RetentionBytes)
+	case c.DeleteRetentionMs < 0:
+		return fmt.Errorf("log: delete retention ms %d is negative", c.DeleteRetentionMs)
+	case !(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1):
+		return fmt.Errorf("log: min cleanable dirty ratio %v is outside [0, 1]", c.MinCleanableDirtyRatio)
+	case c.MinCompactionLagMs < 0:
+		return fmt.Errorf("log: min compaction lag ms %d is negative", c.MinCompactionLagMs)
+	case c.MaxCompactionLagMs < 1:
+		return fmt.Errorf("log: max compaction lag ms %d is below the minimum 1", c.MaxCompactionLagMs)
 	case c.MaxIndexBytes < timeEntrySize:
 		return fmt.Errorf("log: max index bytes %d is below the minimum %d", c.MaxIndexBytes, timeEntrySize)
 	}

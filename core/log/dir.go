@@ -64,6 +64,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 	clean := err == nil
 	recoveryPoints := d.readOffsets(recoveryPointFile)
 	logStarts := d.readOffsets(logStartOffsetFile)
+	cleanerPoints := d.readOffsets(cleanerOffsetFile)
 
 	for _, e := range entries {
 		name := e.Name()
@@ -107,6 +108,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 			d.closeLogs()
 			return nil, fmt.Errorf("log: open %s: %w", full, err)
 		}
+		l.cleanedTo = cleanerPoints[k]
 		d.logs[k] = l
 	}
 	if !clean && len(d.logs) > 0 {
@@ -286,7 +288,10 @@ func (d *Dir) Checkpoint() error {
 	if err := writeOffsetsCheckpoint(filepath.Join(d.path, recoveryPointFile), rps); err != nil {
 		return err
 	}
-	return writeOffsetsCheckpoint(filepath.Join(d.path, logStartOffsetFile), starts)
+	if err := writeOffsetsCheckpoint(filepath.Join(d.path, logStartOffsetFile), starts); err != nil {
+		return err
+	}
+	return d.writeCleanerCheckpoint()
 }
 
 // Close flushes and closes every log, writes the checkpoints and, if all of

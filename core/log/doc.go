@@ -6,8 +6,10 @@
 //
 // It appends already-validated batches (assigning offsets), reads whole batches
 // by offset, looks up offsets by timestamp, recovers torn tails after a crash,
-// rebuilds damaged indexes, and deletes whole segments for retention,
-// DeleteRecords and follower truncation.
+// rebuilds damaged indexes, deletes whole segments for retention,
+// DeleteRecords and follower truncation, and compacts logs whose cleanup
+// policy includes compact (keeping the latest record of each key, with the
+// cleaner-offset-checkpoint at data-dir level).
 //
 // It must not decide who may write (leadership, high watermark, producer state):
 // callers bound reads with the high watermark and choose what to append. It

@@ -20,8 +20,12 @@ type Log struct {
 	opts      Options
 	logger    *slog.Logger
 
+	// cleanMu serialises compactions of this log. Taken before flushMu.
+	cleanMu sync.Mutex
+
 	// flushMu serialises fsyncs with each other and with changes that close
-	// segment files (retention, truncation, close). Taken before mu.
+	// segment files (retention, truncation, compaction swaps, close). Taken
+	// before mu.
 	flushMu sync.Mutex
 
 	// mu guards every field below and the fields of each segment.
@@ -36,6 +40,12 @@ type Log struct {
 	epochs        *epochCache
 	failed        error // set by a failed write; later writes return it
 	closed        bool
+	// cleanedTo is the cleaner checkpoint: offsets below it have been
+	// compacted. Kept in the data dir's cleaner-offset-checkpoint.
+	cleanedTo int64
+	// deleteHorizon is the earliest delete horizon of a compacted batch that
+	// still holds tombstones; 0 when not yet known, -1 when there is none.
+	deleteHorizon int64
 }
 
 // Topic returns the log's topic.

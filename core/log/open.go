@@ -111,6 +111,9 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 // listSegments returns the base offsets of the .log files in the directory,
 // deleting leftovers of interrupted operations and orphaned index files.
 func (l *Log) listSegments() ([]int64, error) {
+	if err := l.recoverSwaps(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("log: %s: %w", l, err)
@@ -139,7 +142,7 @@ func (l *Log) listSegments() ([]int64, error) {
 			logs[base] = true
 		case ext == indexSuffix || ext == timeIndexSuffix || ext == txnIndexSuffix:
 			indexes = append(indexes, name)
-		case name == leaderEpochFile || name == "partition.metadata" || ext == ".snapshot" || ext == ".swap":
+		case name == leaderEpochFile || name == "partition.metadata" || ext == ".snapshot":
 			// Owned by others or by later features.
 		default:
 			l.logger.Warn("log: ignoring unexpected file", "path", filepath.Join(l.dir, name))

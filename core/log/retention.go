@@ -49,6 +49,7 @@ func (l *Log) Truncate(to int64) error {
 	}
 	l.recoveryPoint = min(l.recoveryPoint, s.next)
 	l.logStart = min(l.logStart, s.next)
+	l.cleanedTo = min(l.cleanedTo, s.next)
 	if l.epochs.truncateFromEnd(s.next) {
 		if err := l.epochs.write(); err != nil {
 			return l.fail(err)
@@ -159,7 +160,7 @@ func (l *Log) resetTo(offset int64) error {
 	l.segs = []*segment{s}
 	l.dirDirty = true
 	l.rolls++
-	l.logStart, l.recoveryPoint = offset, offset
+	l.logStart, l.recoveryPoint, l.cleanedTo = offset, offset, offset
 	l.epochs.entries = nil
 	if err := l.epochs.write(); err != nil {
 		return l.fail(err)
@@ -204,7 +205,8 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 // ApplyRetention deletes the oldest segments, never the active one, while
 // they are older than RetentionMs by the clock or the log exceeds
 // RetentionBytes, then advances the log start offset. It returns how many
-// segments it deleted.
+// segments it deleted. It deletes nothing unless the cleanup policy includes
+// delete (Config.Delete).
 func (l *Log) ApplyRetention() (deleted int, err error) {
 	return l.ApplyRetentionBelow(math.MaxInt64)
 }
@@ -219,6 +221,9 @@ func (l *Log) ApplyRetentionBelow(limit int64) (deleted int, err error) {
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
 		return 0, err
+	}
+	if !l.cfg.Delete {
+		return 0, nil
 	}
 	now := l.opts.Now().UnixMilli()
 	// upper is the offset bound of segment i: the next segment's base.
