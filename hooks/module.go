@@ -28,7 +28,7 @@ type generation struct {
 	c      *compiled
 	digest [32]byte
 	stamp  fileStamp // guarded by Module.reload
-	fields int32 // record fields a partitioner reads (from the first instance)
+	fields int32     // record fields a partitioner reads (from the first instance)
 
 	idle chan *instance // instances ready to use
 	live chan struct{}  // one token per instance alive (bounds MaxInstances)
