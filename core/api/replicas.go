@@ -128,6 +128,25 @@ func PartitionConfig(bc config.Config, m map[string]string) partition.Config {
 	lc.RetentionMs = i64("retention.ms", bc.Log.RetentionMs)
 	lc.RetentionBytes = i64("retention.bytes", bc.Log.RetentionBytes)
 	lc.MaxIndexBytes = int32(i64("segment.index.bytes", int64(lc.MaxIndexBytes)))
+	policy, ok := m["cleanup.policy"]
+	if !ok {
+		policy = bc.Log.CleanupPolicy
+	}
+	lc.Compact, lc.Delete = false, false
+	for _, p := range strings.Split(policy, ",") {
+		switch strings.TrimSpace(p) {
+		case "compact":
+			lc.Compact = true
+		case "delete":
+			lc.Delete = true
+		}
+	}
+	lc.DeleteRetentionMs = i64("delete.retention.ms", lc.DeleteRetentionMs)
+	if r, err := strconv.ParseFloat(strings.TrimSpace(m["min.cleanable.dirty.ratio"]), 64); err == nil && r >= 0 && r <= 1 {
+		lc.MinCleanableDirtyRatio = r
+	}
+	lc.MinCompactionLagMs = i64("min.compaction.lag.ms", lc.MinCompactionLagMs)
+	lc.MaxCompactionLagMs = i64("max.compaction.lag.ms", lc.MaxCompactionLagMs)
 	const unbounded = int64(1<<63 - 1)
 	before := i64("message.timestamp.before.max.ms", unbounded)
 	after := i64("message.timestamp.after.max.ms", unbounded)
