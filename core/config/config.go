@@ -65,6 +65,9 @@ type Log struct {
 	// FlushIntervalMs bounds how long written data may stay unflushed in
 	// page_cache mode (Kafka's log.flush.interval.ms); -1 leaves it to the OS.
 	FlushIntervalMs int64 `toml:"flush_interval_ms"`
+	// CleanerBackoffMs is the pause between passes of the log cleaner over
+	// compacted topics (Kafka's log.cleaner.backoff.ms).
+	CleanerBackoffMs int64 `toml:"cleaner_backoff_ms"`
 }
 
 // Topics holds topic defaults.
@@ -146,6 +149,7 @@ func Default() Config {
 			MinInsyncReplicas:        1,
 			Durability:               DurabilityFsync,
 			FlushIntervalMs:          -1,
+			CleanerBackoffMs:         15000,
 		},
 		Topics: Topics{
 			AutoCreate:               true,
@@ -256,6 +260,8 @@ func (c *Config) Validate() error {
 		return bad("log.durability", "%q is not %q or %q", l.Durability, DurabilityFsync, DurabilityPageCache)
 	case l.FlushIntervalMs < -1 || l.FlushIntervalMs == 0:
 		return bad("log.flush_interval_ms", "%d must be -1 or positive", l.FlushIntervalMs)
+	case l.CleanerBackoffMs < 1:
+		return bad("log.cleaner_backoff_ms", "%d is below 1", l.CleanerBackoffMs)
 	}
 	if err := ValidateCleanupPolicy(l.CleanupPolicy); err != nil {
 		return bad("log.cleanup_policy", "%v", err)
