@@ -276,6 +276,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			return nil
 		}, func(error) { close(stop) })
 	}
+	// The log cleaner: compaction of topics with cleanup.policy compact.
+	{
+		stop := make(chan struct{})
+		g.Add(func() error {
+			s.runCleaner(broker, logs, stop)
+			return nil
+		}, func(error) { close(stop) })
+	}
 
 	s.serving.Store(true)
 	s.logger.Info("gregor serving", "kafka", s.KafkaAddr(), "http", s.HTTPAddr(), "node_id", s.cfg.NodeID,
