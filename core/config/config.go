@@ -28,6 +28,7 @@ type Config struct {
 	Topics    Topics    `toml:"topics"`
 	Limits    Limits    `toml:"limits"`
 	Groups    Groups    `toml:"groups"`
+	Security  Security  `toml:"security"`
 }
 
 // Listeners are the addresses Gregor binds.
@@ -38,6 +39,11 @@ type Listeners struct {
 	KafkaAdvertised string `toml:"kafka_advertised"`
 	// HTTP serves /metrics, /healthz and the admin API; empty disables it.
 	HTTP string `toml:"http"`
+	// KafkaProtocol is the Kafka listener's security protocol: PLAINTEXT
+	// (default), SSL, SASL_PLAINTEXT or SASL_SSL.
+	KafkaProtocol string `toml:"kafka_protocol"`
+	// Extra are further Kafka listeners ([[listeners.extra]]).
+	Extra []ExtraListener `toml:"extra"`
 }
 
 // Log holds the broker-wide log defaults; topic configs override them.
@@ -83,6 +89,9 @@ type Limits struct {
 	MaxRequestBytes int32 `toml:"max_request_bytes"`
 	// MaxConnections caps open client connections; 0 means unlimited.
 	MaxConnections int `toml:"max_connections"`
+	// MaxConnectionsPerIP caps connections from one address; 0 means
+	// unlimited (Kafka's max.connections.per.ip).
+	MaxConnectionsPerIP int `toml:"max_connections_per_ip"`
 }
 
 // Groups configures the group coordinator and its __consumer_offsets topic.
@@ -159,6 +168,7 @@ func Default() Config {
 		Limits: Limits{
 			MaxRequestBytes: 100 << 20,
 		},
+		Security: defaultSecurity(),
 		Groups: Groups{
 			OffsetsTopicPartitions:           50,
 			OffsetsTopicReplicationFactor:    3,
@@ -277,6 +287,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxConnections < 0 {
 		return bad("limits.max_connections", "%d is negative", c.Limits.MaxConnections)
+	}
+	if c.Limits.MaxConnectionsPerIP < 0 {
+		return bad("limits.max_connections_per_ip", "%d is negative", c.Limits.MaxConnectionsPerIP)
+	}
+	if err := c.validateSecurity(bad); err != nil {
+		return err
 	}
 	return c.Groups.validate(bad)
 }
