@@ -46,6 +46,7 @@ type options struct {
 	durability string
 	scale      float64
 	javaTools  bool
+	repeat     int
 }
 
 func main() {
@@ -53,8 +54,12 @@ func main() {
 	flag.StringVar(&o.durability, "durability", "page_cache", "page_cache: Gregor durability=page_cache vs Kafka's default; fsync: Gregor durability=fsync vs Kafka with log.flush.interval.messages=1")
 	flag.Float64Var(&o.scale, "scale", 1, "multiplies every record count (0.1 for a quick run)")
 	flag.BoolVar(&o.javaTools, "java-tools", true, "also run Kafka's ProducerPerformance and ConsumerPerformance")
+	flag.IntVar(&o.repeat, "repeat", 3, "runs of each throughput measurement; the table shows the median")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	flag.Parse()
+	if o.repeat < 1 {
+		o.repeat = 1
+	}
 	if o.durability != "page_cache" && o.durability != "fsync" {
 		fmt.Fprintln(os.Stderr, "compare: --durability must be page_cache or fsync")
 		os.Exit(2)
@@ -193,6 +198,8 @@ func writeResults(dir string, rs []Result, o options) error {
 		"fsync":      "Gregor durability=fsync (group commit before the ack); Kafka log.flush.interval.messages=1",
 	}[o.durability]
 	facts["scale"] = o.scale
+	facts["repeat"] = o.repeat
+	facts["client"] = "franz-go (linger 5 ms, 1 MiB batches); Kafka's ProducerPerformance/ConsumerPerformance from the 4.1.1 jars"
 	doc := map[string]any{"when": time.Now().UTC(), "machine": facts, "results": rs}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
