@@ -7,7 +7,9 @@ require (
 	github.com/IBM/sarama v1.61.1
 	github.com/google/uuid v1.6.0
 	github.com/gregorbroker/gregor/sdk v0.0.0-00010101000000-000000000000
-	github.com/hashicorp/go-hclog v1.6.2
+	github.com/gregorbroker/gregor/sdk/plugin v0.0.0-00010101000000-000000000000
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/hashicorp/go-plugin v1.8.0
 	github.com/hashicorp/raft v1.7.3
 	github.com/hashicorp/raft-boltdb/v2 v2.3.0
 	github.com/klauspost/compress v1.20.4
@@ -22,6 +24,14 @@ require (
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.etcd.io/bbolt v1.4.3
+	google.golang.org/grpc v1.75.1
+)
+
+require (
+	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/hashicorp/yamux v0.1.2 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20250707201910-8d1bb00bc6a7 // indirect
 )
 
 require (
@@ -44,7 +54,7 @@ require (
 	github.com/jcmturner/gokrb5/v8 v8.4.4 // indirect
 	github.com/jcmturner/rpc/v2 v2.0.3 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
-	github.com/mattn/go-isatty v0.0.14 // indirect
+	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
@@ -58,3 +68,5 @@ require (
 )
 
 replace github.com/gregorbroker/gregor/sdk => ./sdk
+
+replace github.com/gregorbroker/gregor/sdk/plugin => ./sdk/plugin
