@@ -1,4 +1,16 @@
-// Package plugins will host out-of-process extensions over hashicorp/go-plugin
-// (gRPC): launching, handshake, restart and adapters implementing the sdk
-// contracts. It is empty until the extension points land.
+// Package plugins hosts out-of-process extensions over hashicorp/go-plugin:
+// it launches a plugin binary, checks the versioned handshake, configures
+// the extension over gRPC, forwards the process's stderr into the broker's
+// log, bounds every call with a timeout, restarts a crashed or hung process
+// with exponential backoff, and adapts the process to the sdk contracts
+// (partitioner.BatchPartitioner, retention.Policy, auth.Authenticator,
+// auth.Authorizer, the last with a decision cache).
+//
+// When a call fails (the process is down, restarting, too slow, or answers
+// with an error or an invalid answer) an adapter applies its fallback: the
+// built-in implementation the broker passes in, or, without one, an error
+// that rejects the request. A failing plugin never takes the broker down.
+//
+// It must not import core: the server injects these adapters where core
+// expects the sdk contracts.
 package plugins
