@@ -30,6 +30,15 @@
 //	set_configs        {"resource":{"type":2,"name":"t"},"configs":{...}}
 //	                                                     the full explicit set; empty removes it
 //	producer_ids       {"first":0,"count":1000}           first must equal the image's next id
+//	create_acls        {"acls":[{"resource_type":2,"resource_name":"t","pattern_type":3,
+//	                    "principal":"User:a","host":"*","operation":3,"permission":3}]}
+//	                                                     Kafka's codes; an existing binding is kept once
+//	delete_acls        {"acls":[...]}                    the exact bindings to remove
+//	set_scram_credential {"user":"a","mechanism":1,"salt":"<b64>","stored_key":"<b64>",
+//	                    "server_key":"<b64>","iterations":4096}  salted; never a password
+//	delete_scram_credential {"user":"a","mechanism":1}
+//	set_client_quota   {"entity":[{"type":"user","name":"a"},{"type":"client-id","default":true}],
+//	                    "values":{"producer_byte_rate":1024}}  the full set; empty removes it
 //
 // A record is applied atomically: its preconditions are checked against the
 // image first, and a record that fails them changes nothing (the proposer
@@ -41,7 +50,8 @@
 // The FSM snapshot is one JSON object:
 //
 //	{"v":1,"offset":N,"controller_id":1,"next_producer_id":0,
-//	 "brokers":[...],"topics":[...],"configs":[{"type":2,"name":"t","configs":{...}}]}
+//	 "brokers":[...],"topics":[...],"configs":[{"type":2,"name":"t","configs":{...}}],
+//	 "security":{"acls":[...],"scram":[...],"quotas":[...]}}
 //
 // with brokers, topics and configs sorted so equal images give equal bytes.
 package controller

@@ -103,6 +103,7 @@ type snapshotFile struct {
 	Brokers        []Broker         `json:"brokers"`
 	Topics         []*Topic         `json:"topics"`
 	Configs        []snapshotConfig `json:"configs"`
+	Security       securitySnapshot `json:"security"`
 }
 
 func writeSnapshot(w io.Writer, im *Image) error {
@@ -114,6 +115,7 @@ func writeSnapshot(w io.Writer, im *Image) error {
 		Brokers:        make([]Broker, 0, len(im.Brokers)),
 		Topics:         make([]*Topic, 0, len(im.Topics)),
 		Configs:        make([]snapshotConfig, 0, len(im.Configs)),
+		Security:       snapshotSecurity(im),
 	}
 	for _, id := range im.BrokerIDs() {
 		s.Brokers = append(s.Brokers, im.Brokers[id])
@@ -203,6 +205,9 @@ func readSnapshot(r io.Reader, clusterID string) (*Image, error) {
 			return nil, bad("configs for %v listed twice", res)
 		}
 		im.Configs[res] = c.Configs
+	}
+	if err := restoreSecurity(im, s.Security); err != nil {
+		return nil, bad("%v", err)
 	}
 	return im, nil
 }

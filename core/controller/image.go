@@ -88,6 +88,13 @@ type Image struct {
 	Configs map[ConfigResource]map[string]string
 	// NextProducerID is the first producer id not yet allocated.
 	NextProducerID int64
+
+	// ACLs are the stored ACL bindings, sorted and unique.
+	ACLs []ACLBinding
+	// Scram holds SCRAM credentials by user, then mechanism code.
+	Scram map[string]map[int8]ScramCredential
+	// Quotas holds client quotas by their entity's key.
+	Quotas map[string]ClientQuota
 }
 
 func emptyImage(clusterID string) *Image {

@@ -68,6 +68,16 @@ func decodeRecord(b []byte) (record, error) {
 		r = &configRecord{}
 	case typeProducerIDs:
 		r = &producerIDsRecord{}
+	case typeCreateACLs:
+		r = &createACLsRecord{}
+	case typeDeleteACLs:
+		r = &deleteACLsRecord{}
+	case typeScramSet:
+		r = &scramSetRecord{}
+	case typeScramDelete:
+		r = &scramDeleteRecord{}
+	case typeSetClientQuota:
+		r = &clientQuotaRecord{}
 	default:
 		return nil, fmt.Errorf("controller: record: %w: unknown type %q", ErrCorrupt, env.Type)
 	}
