@@ -1,0 +1,253 @@
+package group
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/record"
+)
+
+// shard is the coordinator of the groups of one __consumer_offsets
+// partition led by this broker.
+type shard struct {
+	c        *Coordinator
+	index    int32
+	p        *partition.Partition
+	epoch    int32
+	loadedCh chan struct{} // closed when loading ends, loaded or not
+
+	mu       sync.Mutex // guards everything below, and every group of the shard
+	loaded   bool
+	resigned bool
+	groups   map[string]*group
+	timerSeq uint64
+}
+
+func newShard(c *Coordinator, index int32, p *partition.Partition, epoch int32) *shard {
+	return &shard{c: c, index: index, p: p, epoch: epoch, loadedCh: make(chan struct{}), groups: map[string]*group{}}
+}
+
+// usable says whether requests may be served; the caller holds mu.
+func (s *shard) usable() error {
+	switch {
+	case s.resigned:
+		return ErrNotCoordinator
+	case !s.loaded:
+		return ErrCoordinatorLoadInProgress
+	}
+	return nil
+}
+
+// resign drops the shard's state: members waiting for a join or sync answer
+// are told NOT_COORDINATOR, and every timer stops.
+func (s *shard) resign() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resigned {
+		return
+	}
+	s.resigned = true
+	for _, g := range s.groups {
+		g.shutdown()
+	}
+	s.groups = map[string]*group{}
+}
+
+// now is the coordinator clock's time.
+func (s *shard) now() time.Time { return s.c.clock.Now() }
+
+// group returns a group, or nil.
+func (s *shard) group(id string) *group { return s.groups[id] }
+
+// write appends records to the partition; the state may change only after
+// it succeeded. The caller holds mu.
+func (s *shard) write(recs []kv) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	b, err := encodeBatches(s.now(), recs)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	if _, epoch := s.p.Leadership(); epoch != s.epoch {
+		return fmt.Errorf("%w: partition %d changed leadership", ErrNotCoordinator, s.index)
+	}
+	if _, err := s.p.Append(b); err != nil {
+		if errors.Is(err, partition.ErrNotLeader) || errors.Is(err, partition.ErrClosed) {
+			return fmt.Errorf("%w: %v", ErrNotCoordinator, err)
+		}
+		return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
+	}
+	return nil
+}
+
+// Partition is the __consumer_offsets partition a group's writes go to, for
+// callers that make them durable; nil when this broker does not lead it.
+func (c *Coordinator) Partition(groupID string) *partition.Partition {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if s := c.shards[PartitionFor(groupID, c.numPartitions)]; s != nil {
+		return s.p
+	}
+	return nil
+}
+
+// deadline is a replaceable timer whose callback runs under the shard's lock
+// and only while it is still the current one.
+type deadline struct {
+	t  Timer
+	id uint64
+}
+
+// schedule replaces d's timer with one calling f after wait; the caller
+// holds mu.
+func (s *shard) schedule(d *deadline, wait time.Duration, f func()) {
+	d.stop()
+	s.timerSeq++
+	id := s.timerSeq
+	d.id = id
+	d.t = s.c.clock.AfterFunc(wait, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.resigned || d.id != id {
+			return
+		}
+		d.t, d.id = nil, 0
+		f()
+	})
+}
+
+func (d *deadline) stop() {
+	if d.t != nil {
+		d.t.Stop()
+	}
+	d.t, d.id = nil, 0
+}
+
+func (d *deadline) active() bool { return d.id != 0 }
+
+// maxLoadRecordBytes bounds what one decompressed batch of the partition may
+// expand to while loading.
+const maxLoadRecordBytes = 256 << 20
+
+// loadState is what replaying a partition finds, before groups are built.
+type loadState struct {
+	offsets map[string]map[TopicPartition]Offset
+	meta    map[string]*kmsg.GroupMetadataValue
+	order   []string // groups in order of first appearance
+	seen    map[string]bool
+	skipped int
+	corrupt int
+}
+
+func (ls *loadState) note(group string) {
+	if !ls.seen[group] {
+		ls.seen[group] = true
+		ls.order = append(ls.order, group)
+	}
+}
+
+// apply replays one record into the state.
+func (ls *loadState) apply(key, value []byte) error {
+	k, err := decodeKey(key)
+	if err != nil {
+		return err
+	}
+	switch k.kind {
+	case kindOffset:
+		ls.note(k.group)
+		if value == nil {
+			delete(ls.offsets[k.group], k.tp)
+			return nil
+		}
+		o, err := decodeOffsetValue(value)
+		if err != nil {
+			return fmt.Errorf("group %q %s-%d: %w", k.group, k.tp.Topic, k.tp.Partition, err)
+		}
+		if ls.offsets[k.group] == nil {
+			ls.offsets[k.group] = map[TopicPartition]Offset{}
+		}
+		ls.offsets[k.group][k.tp] = o
+	case kindGroup:
+		ls.note(k.group)
+		if value == nil {
+			delete(ls.meta, k.group)
+			return nil
+		}
+		v, err := decodeGroupValue(bytes.Clone(value))
+		if err != nil {
+			return fmt.Errorf("group %q: %w", k.group, err)
+		}
+		ls.meta[k.group] = v
+	default:
+		ls.skipped++
+	}
+	return nil
+}
+
+// replay reads the partition from its log start to its end.
+func (s *shard) replay() (*loadState, error) {
+	ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
+		seen: map[string]bool{}}
+	l := s.p.Log()
+	err := l.Scan(l.LogStartOffset(), func(h record.Header, batch []byte) error {
+		if h.IsControl() || h.IsTransactional() {
+			return nil
+		}
+		return record.Records(batch, maxLoadRecordBytes, func(r record.Record) error {
+			if err := ls.apply(r.Key, r.Value); err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					return err
+				}
+				ls.corrupt++
+				s.c.log.Error("skipping a corrupt record while loading", "partition", s.index, "offset",
+					h.BaseOffset+int64(r.OffsetDelta), "err", err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("group: load %s-%d: %w", OffsetsTopic, s.index, err)
+	}
+	return ls, nil
+}
+
+// load rebuilds the shard's groups from its partition. On failure the
+// shard stays unloaded, and requests keep getting COORDINATOR_LOAD_IN_PROGRESS
+// until leadership changes.
+func (s *shard) load() {
+	defer close(s.loadedCh)
+	start := time.Now()
+	ls, err := s.replay()
+	if err != nil {
+		s.c.log.Error("cannot load group state", "partition", s.index, "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resigned {
+		return
+	}
+	now := s.now()
+	for _, id := range ls.order {
+		offs, meta := ls.offsets[id], ls.meta[id]
+		if len(offs) == 0 && meta == nil {
+			continue
+		}
+		g := newGroup(s, id)
+		for tp, o := range offs {
+			g.offsets[tp] = o
+		}
+		g.classic = restoreClassic(s, g, meta, now)
+		s.groups[id] = g
+	}
+	s.loaded = true
+	s.c.log.Info("loaded group state", "partition", s.index, "groups", len(s.groups),
+		"skipped_records", ls.skipped, "corrupt_records", ls.corrupt, "took", time.Since(start).Round(time.Millisecond))
+}
