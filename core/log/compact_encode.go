@@ -1,16 +1,9 @@
 package log
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
-
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 
 	"github.com/gregorbroker/gregor/core/record"
 )
@@ -186,68 +179,13 @@ func appendVarBytes(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// The compressors write what Kafka's Java client writes, so every client
-// reads a rewritten batch like the one it replaced.
-var (
-	cleanerZstd = sync.OnceValues(func() (*zstd.Encoder, error) {
-		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
-	})
-	// cleanerZstdMu guards the shared encoder's EncodeAll against
-	// concurrent cleanings of different logs.
-	cleanerZstdMu sync.Mutex
-)
-
-// xerial framing of snappy data, as the Java client writes it.
-var xerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1}
-
-const xerialBlock = 32 << 10
-
-// compressRecords appends the records section body compressed with c.
+// compressRecords appends the records section body compressed with c, as
+// the Java client writes it, so every client reads a rewritten batch like
+// the one it replaced.
 func compressRecords(dst []byte, c record.Codec, body []byte) ([]byte, error) {
-	switch c {
-	case record.CodecNone:
-		return append(dst, body...), nil
-	case record.CodecGzip:
-		buf := bytes.NewBuffer(dst)
-		w := gzip.NewWriter(buf)
-		if _, err := w.Write(body); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	case record.CodecSnappy:
-		dst = append(dst, xerialHeader...)
-		for len(body) > 0 {
-			chunk := body[:min(len(body), xerialBlock)]
-			body = body[len(chunk):]
-			enc := s2.EncodeSnappy(nil, chunk)
-			dst = binary.BigEndian.AppendUint32(dst, uint32(len(enc)))
-			dst = append(dst, enc...)
-		}
-		return dst, nil
-	case record.CodecLZ4:
-		buf := bytes.NewBuffer(dst)
-		w := lz4.NewWriter(buf)
-		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)); err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(body); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	case record.CodecZstd:
-		e, err := cleanerZstd()
-		if err != nil {
-			return nil, err
-		}
-		cleanerZstdMu.Lock()
-		defer cleanerZstdMu.Unlock()
-		return e.EncodeAll(body, dst), nil
+	out, err := record.Compress(dst, c, body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	return nil, fmt.Errorf("%w: unknown compression codec %d", ErrCorrupt, int8(c))
+	return out, nil
 }

@@ -278,6 +278,11 @@ func (p *Partition) validate(records []byte, cfg Config) ([]record.Header, error
 			}
 			return nil, fmt.Errorf("%w: %v", ErrCorruptMessage, err)
 		}
+		if cfg.Log.Compact {
+			if err := log.CheckCompactedKeys(batch, maxDecompressed(cfg)); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
+			}
+		}
 		if h.NumRecords <= 0 {
 			return nil, fmt.Errorf("%w: batch holds no records", ErrInvalidRecord)
 		}

@@ -135,6 +135,11 @@ func TestValidation(t *testing.T) {
 	twoIdempotent := append(batch(t, 1, producer(7, 0, 0)), batch(t, 1, producer(7, 0, 1))...)
 	torn := batch(t, 2)
 	torn = torn[:len(torn)-4]
+	nullKey, err := record.Encode(record.BatchSpec{FirstTimestamp: testNow.UnixMilli(), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]record.Record{{Value: []byte("no key")}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	future := batch(t, 1, func(s *record.BatchSpec) { s.FirstTimestamp = testNow.Add(2 * time.Hour).UnixMilli() })
 
 	for _, tc := range []struct {
@@ -152,6 +157,7 @@ func TestValidation(t *testing.T) {
 		{"control batch from a client", control, nil, ErrInvalidRecord},
 		{"magic 1", magic1, nil, ErrUnsupportedForMagic},
 		{"two idempotent batches", twoIdempotent, nil, ErrInvalidRecord},
+		{"null key in a compacted topic", nullKey, func(c *Config) { c.Log.Compact = true }, ErrInvalidRecord},
 		{"timestamp too far ahead", future, func(c *Config) { c.TimestampAfterMaxMs = 3600000 }, ErrInvalidTimestamp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -246,6 +246,11 @@ func snappyBlock(dst, block []byte, limit int) ([]byte, error) {
 	return dst[:len(dst)+n], nil
 }
 
+// Compress appends src, a batch's records section, compressed with c to dst,
+// in the framing Kafka's Java client writes (xerial snappy, 64 KiB lz4
+// blocks without content checksum).
+func Compress(dst []byte, c Codec, src []byte) ([]byte, error) { return compress(dst, c, src) }
+
 // compress appends src compressed with c to dst.
 func compress(dst []byte, c Codec, src []byte) ([]byte, error) {
 	switch c {
