@@ -25,6 +25,8 @@ type Broker struct {
 	Now        func() time.Time
 	// Done is closed when the broker shuts down; long polls end early.
 	Done <-chan struct{}
+	// Security authenticates SASL clients and authorizes requests.
+	Security Security
 
 	syncMu sync.Mutex // serialises SyncPartitions
 
