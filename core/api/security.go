@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gregorbroker/gregor/core/auth"
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+)
+
+// Security is what the handlers need to authenticate and authorize. The
+// zero value offers no SASL mechanism and allows everything.
+type Security struct {
+	// Mechanisms are offered on SASL listeners.
+	Mechanisms *auth.Mechanisms
+	// Authorizer decides every action; nil allows everything (Kafka
+	// without an authorizer). ACLs, when set, is the built-in one: it is
+	// fed the image's ACLs and the ACL APIs manage it.
+	Authorizer sdkauth.Authorizer
+	ACLs       *auth.ACLAuthorizer
+	// SessionLifetime bounds SASL sessions (KIP-368); 0 means none.
+	SessionLifetime time.Duration
+
+	mu      sync.Mutex // guards aclFrom
+	aclFrom *controller.Image
+}
+
+// ImageCredentials reads SCRAM credentials from the controller's current
+// image; it is the broker's auth.CredentialStore.
+type ImageCredentials struct{ Controller *controller.Controller }
+
+// ScramCredential implements auth.CredentialStore.
+func (s ImageCredentials) ScramCredential(user string, mech auth.ScramMechanism) (auth.ScramCredential, bool) {
+	c, ok := s.Controller.Image().ScramCredentialFor(user, int8(mech))
+	if !ok {
+		return auth.ScramCredential{}, false
+	}
+	return auth.ScramCredential{Mechanism: mech, Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations}, true
+}
+
+// ACLFromBinding converts a stored binding.
+func ACLFromBinding(a controller.ACLBinding) auth.ACL {
+	return auth.ACL{
+		Resource:   sdkauth.Resource{Type: sdkauth.ResourceType(a.ResourceType), Name: a.ResourceName, Pattern: sdkauth.PatternType(a.PatternType)},
+		Principal:  a.Principal,
+		Host:       a.Host,
+		Operation:  sdkauth.Operation(a.Operation),
+		Permission: auth.Permission(a.Permission),
+	}
+}
+
+// BindingFromACL converts an ACL for storage.
+func BindingFromACL(a auth.ACL) controller.ACLBinding {
+	return controller.ACLBinding{
+		ResourceType: int8(a.Resource.Type), ResourceName: a.Resource.Name, PatternType: int8(a.Resource.Pattern),
+		Principal: a.Principal, Host: a.Host, Operation: int8(a.Operation), Permission: int8(a.Permission),
+	}
+}
+
+// syncACLs feeds the built-in authorizer the image's ACLs when they changed.
+func (b *Broker) syncACLs() {
+	s := &b.Security
+	if s.ACLs == nil {
+		return
+	}
+	im := b.Controller.Image()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.aclFrom != nil && (s.aclFrom == im || sameACLs(s.aclFrom.ACLs, im.ACLs)) {
+		s.aclFrom = im
+		return
+	}
+	acls := make([]auth.ACL, len(im.ACLs))
+	for i, a := range im.ACLs {
+		acls[i] = ACLFromBinding(a)
+	}
+	s.ACLs.SetACLs(acls)
+	s.aclFrom = im
+}
+
+// sameACLs reports whether two images share their ACL slice (the image
+// replaces the slice on every ACL change).
+func sameACLs(a, b []controller.ACLBinding) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// principalOf returns the connection's principal; a request without a
+// connection (tests that call handlers directly) is anonymous.
+func principalOf(r *protocol.Request) sdkauth.Principal {
+	if r.Conn == nil {
+		return sdkauth.Anonymous
+	}
+	p, err := sdkauth.ParsePrincipal(r.Conn.Principal())
+	if err != nil {
+		return sdkauth.Anonymous
+	}
+	return p
+}
+
+func hostOf(r *protocol.Request) string {
+	if r.Conn == nil || r.Conn.Remote == nil {
+		return ""
+	}
+	if ta, ok := r.Conn.Remote.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	h, _, err := net.SplitHostPort(r.Conn.Remote.String())
+	if err != nil {
+		return r.Conn.Remote.String()
+	}
+	return h
+}
+
+// authorizeAll decides one operation on several resources of a type; an
+// authorizer error denies (and is logged).
+func (b *Broker) authorizeAll(r *protocol.Request, op sdkauth.Operation, typ sdkauth.ResourceType, names []string) []bool {
+	out := make([]bool, len(names))
+	az := b.Security.Authorizer
+	if az == nil {
+		for i := range out {
+			out[i] = true
+		}
+		return out
+	}
+	b.syncACLs()
+	p, host := principalOf(r), hostOf(r)
+	actions := make([]sdkauth.Action, len(names))
+	for i, n := range names {
+		actions[i] = sdkauth.Action{Principal: p, Host: host, Operation: op, Resource: sdkauth.Resource{Type: typ, Name: n, Pattern: sdkauth.PatternLiteral}}
+	}
+	decisions := make([]sdkauth.Decision, len(actions))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := az.Authorize(ctx, actions, decisions); err != nil {
+		b.Logger.Warn("authorizer failed; denying", "principal", p.String(), "operation", op.String(), "err", err)
+		return out
+	}
+	for i, d := range decisions {
+		out[i] = d == sdkauth.Allow
+	}
+	return out
+}
+
+// authorize decides one operation on one resource.
+func (b *Broker) authorize(r *protocol.Request, op sdkauth.Operation, typ sdkauth.ResourceType, name string) bool {
+	return b.authorizeAll(r, op, typ, []string{name})[0]
+}
+
+// authorizeCluster decides an operation on the cluster resource.
+func (b *Broker) authorizeCluster(r *protocol.Request, op sdkauth.Operation) bool {
+	return b.authorize(r, op, sdkauth.ResourceCluster, sdkauth.ClusterName)
+}
+
+// topicAuthorizer caches topic decisions within one request.
+type topicAuthorizer struct {
+	b    *Broker
+	r    *protocol.Request
+	op   sdkauth.Operation
+	seen map[string]bool
+}
+
+func (b *Broker) topicAuth(r *protocol.Request, op sdkauth.Operation) *topicAuthorizer {
+	return &topicAuthorizer{b: b, r: r, op: op, seen: map[string]bool{}}
+}
+
+func (t *topicAuthorizer) allowed(topic string) bool {
+	if t.b.Security.Authorizer == nil {
+		return true
+	}
+	if d, ok := t.seen[topic]; ok {
+		return d
+	}
+	d := t.b.authorize(t.r, t.op, sdkauth.ResourceTopic, topic)
+	t.seen[topic] = d
+	return d
+}
