@@ -135,7 +135,7 @@ func (c *compiled) instantiate(ctx context.Context, kind Kind, o Options) (*inst
 	}
 	v, err := in.call0(ctx, mod.ExportedFunction(abi.ExportVersion), o)
 	if err != nil {
-		return fail(fmt.Errorf("hooks: %s: %w", abi.ExportVersion, err))
+		return fail(fmt.Errorf("%s: %w", abi.ExportVersion, err))
 	}
 	if v != abi.Version {
 		return fail(fmt.Errorf("%w: module speaks ABI %d, host speaks %d", ErrABIVersion, v, abi.Version))
@@ -144,7 +144,7 @@ func (c *compiled) instantiate(ctx context.Context, kind Kind, o Options) (*inst
 	if f := mod.ExportedFunction(abi.ExportRecordFields); f != nil {
 		v, err := in.call0(ctx, f, o)
 		if err != nil {
-			return fail(fmt.Errorf("hooks: %s: %w", abi.ExportRecordFields, err))
+			return fail(fmt.Errorf("%s: %w", abi.ExportRecordFields, err))
 		}
 		in.fields = int32(v) & abi.AllFields
 	}

@@ -95,7 +95,7 @@ func (in *instance) buffer(ctx context.Context, n int, o Options) ([]byte, error
 		size = min(size, uint32(o.MaxCallBytes))
 		in.stack[0] = uint64(size)
 		if err := in.invoke(ctx, in.alloc, o); err != nil {
-			return nil, fmt.Errorf("hooks: %s(%d): %w", abi.ExportAlloc, size, err)
+			return nil, fmt.Errorf("%s(%d): %w", abi.ExportAlloc, size, err)
 		}
 		in.bufPtr, in.bufCap = uint32(in.stack[0]), size
 		if in.bufPtr == 0 {
@@ -123,12 +123,12 @@ func (in *instance) output(n int) ([]byte, error) {
 func (in *instance) configure(ctx context.Context, f api.Function, o Options) error {
 	view, err := in.buffer(ctx, len(o.Config), o)
 	if err != nil {
-		return fmt.Errorf("hooks: configure: %w", err)
+		return fmt.Errorf("configure: %w", err)
 	}
 	copy(view, o.Config)
 	in.stack[0], in.stack[1] = uint64(in.bufPtr), uint64(len(o.Config))
 	if err := in.invoke(ctx, f, o); err != nil {
-		return fmt.Errorf("hooks: %s: %w", abi.ExportConfigure, err)
+		return fmt.Errorf("%s: %w", abi.ExportConfigure, err)
 	}
 	if code := int32(in.stack[0]); code != abi.OK {
 		return fmt.Errorf("%w: %w%s", ErrConfig, &GuestError{Code: code}, in.stderr.quote())

@@ -1,6 +1,6 @@
 // Command murmur is a test guest: Kafka's murmur2 placement of keys, with
 // behaviours selected by the module's configuration to exercise the host's
-// failure handling: {"mode": "panic" | "loop" | "oom" | "range" | "exit"}.
+// failure handling: {"mode": "panic" | "zero" | "loop" | "oom" | "range" | "exit"}.
 package main
 
 import (
@@ -37,6 +37,8 @@ func init() {
 			for {
 				sink = append(sink, make([]byte, 1<<20))
 			}
+		case "zero":
+			return 0
 		case "range":
 			return n
 		case "exit":

@@ -1,0 +1,65 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/gregorbroker/gregor/hooks/hookstest"
+	"github.com/gregorbroker/gregor/sdk/partitioner"
+)
+
+// benchRecords is a batch of keyed 1 KiB records, as a producer sends.
+func benchRecords(n int) []partitioner.Record {
+	recs := make([]partitioner.Record, n)
+	value := make([]byte, 1024)
+	for i := range recs {
+		recs[i] = partitioner.Record{Key: []byte(fmt.Sprintf("customer-%08d", i)), Value: value}
+	}
+	return recs
+}
+
+// runPartitionBench reports ns/record for batches of size batch.
+func runPartitionBench(b *testing.B, bp partitioner.BatchPartitioner, batch int) {
+	recs := benchRecords(batch)
+	out := make([]int32, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := bp.PartitionBatch(recs, 64, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/record")
+}
+
+func BenchmarkPartitioner(b *testing.B) {
+	ctx := context.Background()
+	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer goGuest.Close(ctx)
+	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{CallTimeout: 1e9}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer limited.Close(ctx)
+	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer asGuest.Close(ctx)
+	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{CallTimeout: 1e9}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer asLimited.Close(ctx)
+	for _, batch := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("builtin/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, &partitioner.Murmur2Batch{}, batch) })
+		b.Run(fmt.Sprintf("wasm-go/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, goGuest, batch) })
+		b.Run(fmt.Sprintf("wasm-go-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, limited, batch) })
+		b.Run(fmt.Sprintf("wasm-as/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asGuest, batch) })
+		b.Run(fmt.Sprintf("wasm-as-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asLimited, batch) })
+	}
+}
