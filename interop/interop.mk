@@ -61,7 +61,7 @@ interop-tools:
 	$(GREGOR_REF) start
 	./scripts/interop-tools.sh 127.0.0.1:28092 .cache/gregor-run/data; rc=$$?; $(GREGOR_REF) stop; exit $$rc
 
+# scripts/interop-gregor.sh builds ./cmd/gregor (or runs GREGOR_BIN) when the benchmark starts it.
 bench-compare:
 	$(KAFKA_REF) fetch
-	$(GO) build -o bin/gregor ./cmd/gregor
 	$(GO) run ./bench/compare $(BENCH_FLAGS)
