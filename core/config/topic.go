@@ -106,6 +106,13 @@ func boolean(v string) error {
 	return nil
 }
 
+func extensionName(v string) error {
+	if !validExtensionName(v) {
+		return fmt.Errorf("%q is not an extension name (letters, digits, '-', '_' or '.')", v)
+	}
+	return nil
+}
+
 func oneOf(values ...string) func(string) error {
 	return func(v string) error {
 		for _, ok := range values {
@@ -158,6 +165,24 @@ var topicConfigDefs = []TopicConfigDef{
 			}
 			return itoa64(c.Log.FlushIntervalMs)
 		},
+	},
+	{
+		Name: "gregor.partitioner", Type: TypeString,
+		Doc:           `The partitioner of the topic: "murmur2" (Kafka's default placement of keyed records) or the name of a partitioner extension in broker.toml. Produce over HTTP, gregor produce and the placement check use it.`,
+		Validate:      extensionName,
+		BrokerDefault: constant(BuiltinPartitioner),
+	},
+	{
+		Name: "gregor.partitioner.enforce", Type: TypeBoolean,
+		Doc:           "Whether a produced keyed record must be in the partition the topic's partitioner chooses for it; a batch with a misplaced record is rejected with INVALID_RECORD naming the expected partition.",
+		Validate:      boolean,
+		BrokerDefault: constant("false"),
+	},
+	{
+		Name: "gregor.retention.policy", Type: TypeString,
+		Doc:           `The retention policy of the topic: "time_size" (retention.ms and retention.bytes) or the name of a retention extension in broker.toml, which then decides alone which old segments go.`,
+		Validate:      extensionName,
+		BrokerDefault: constant(BuiltinRetention),
 	},
 	{
 		Name: "index.interval.bytes", Type: TypeInt, BrokerSynonym: "log.index.interval.bytes",
@@ -296,7 +321,7 @@ func LookupTopicConfig(name string) (TopicConfigDef, bool) {
 // (e.g. "log.retention.ms" gives retention.ms).
 func LookupBrokerSynonym(name string) (TopicConfigDef, bool) {
 	for _, d := range topicConfigDefs {
-		if d.BrokerSynonym == name {
+		if d.BrokerSynonym == name && name != "" {
 			return d, true
 		}
 	}
