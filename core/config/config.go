@@ -29,6 +29,8 @@ type Config struct {
 	Limits    Limits    `toml:"limits"`
 	Groups    Groups    `toml:"groups"`
 	Security  Security  `toml:"security"`
+	// Extensions are the WASM modules and plugin processes, by name.
+	Extensions map[string]Extension `toml:"extensions"`
 }
 
 // Listeners are the addresses Gregor binds.
@@ -292,6 +294,9 @@ func (c *Config) Validate() error {
 		return bad("limits.max_connections_per_ip", "%d is negative", c.Limits.MaxConnectionsPerIP)
 	}
 	if err := c.validateSecurity(bad); err != nil {
+		return err
+	}
+	if err := c.validateExtensions(bad); err != nil {
 		return err
 	}
 	return c.Groups.validate(bad)
