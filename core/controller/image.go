@@ -36,6 +36,16 @@ type Broker struct {
 	// Epoch is the raft index of the broker's latest registration record
 	// (Kafka's broker epoch); RegisterBroker ignores the caller's value.
 	Epoch int64 `json:"epoch,omitempty"`
+	// Endpoints are the broker's listeners with their advertised
+	// addresses; Host and Port are the first listener's.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Listener string `json:"listener"`
+	Host     string `json:"host"`
+	Port     int32  `json:"port"`
 }
 
 // Topic is a topic in the image. It is immutable: changes produce a new Topic.

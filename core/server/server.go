@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // MetadataDirName is where the controller keeps its Raft log and snapshots
@@ -39,6 +41,12 @@ const checkpointInterval = 60 * time.Second
 type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Authenticators offer SASL mechanisms from extensions; a mechanism
+	// they list is used when security.sasl_mechanisms names it.
+	Authenticators []sdkauth.Authenticator
+	// Authorizers are extension authorizers by the name that
+	// security.authorizer selects.
+	Authorizers map[string]sdkauth.Authorizer
 }
 
 // Server is one Gregor broker.
@@ -50,6 +58,8 @@ type Server struct {
 	kafkaLn net.Listener
 	httpLn  net.Listener
 	serving atomic.Bool
+	opts    Options
+	sec     security
 }
 
 // New checks the configuration, formats or reads the data directory and
@@ -71,15 +81,20 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: opts.Logger, now: opts.Now, meta: meta}
+	s := &Server{cfg: cfg, logger: opts.Logger, now: opts.Now, meta: meta, opts: opts}
 	s.kafkaLn, err = net.Listen("tcp", cfg.Listeners.Kafka)
 	if err != nil {
 		return nil, fmt.Errorf("server: listeners.kafka: %w", err)
+	}
+	if err := s.bindExtra(); err != nil {
+		s.kafkaLn.Close()
+		return nil, err
 	}
 	if cfg.Listeners.HTTP != "" {
 		s.httpLn, err = net.Listen("tcp", cfg.Listeners.HTTP)
 		if err != nil {
 			s.kafkaLn.Close()
+			s.closeExtra()
 			return nil, fmt.Errorf("server: listeners.http: %w", err)
 		}
 	}
@@ -159,8 +174,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	endpoints, err := s.endpoints()
+	if err != nil {
+		return err
+	}
 	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = ctrl.RegisterBroker(regCtx, controller.Broker{NodeID: s.cfg.NodeID, Host: host, Port: port, Epoch: start.UnixMilli()})
+	err = ctrl.RegisterBroker(regCtx, controller.Broker{NodeID: s.cfg.NodeID, Host: host, Port: port, Epoch: start.UnixMilli(), Endpoints: endpoints})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("server: register broker: %w", err)
@@ -184,6 +203,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	broker.Logs = logs
+	if err := s.wireSecurity(broker, s.opts); err != nil {
+		return err
+	}
 	defer func() {
 		for _, p := range broker.Partitions.All() {
 			if perr := p.Close(); perr != nil {
@@ -208,23 +230,23 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			return nil
 		}, func(error) { gcancel() })
 	}
-	// The Kafka listener.
+	// The Kafka listeners; the first to stop ends the broker's long polls.
 	{
-		srv := &protocol.Server{
-			Registry:        broker.Registry(),
-			Name:            "kafka",
-			MaxRequestBytes: s.cfg.Limits.MaxRequestBytes,
-			MaxConnections:  s.cfg.Limits.MaxConnections,
-			Logger:          s.logger.With("listener", "kafka"),
-			Metrics:         protocol.NewMetrics(reg),
+		metrics := protocol.NewMetrics(reg)
+		var closeDone sync.Once
+		for _, l := range s.listeners() {
+			srv, err := s.protocolServer(l, broker, metrics)
+			if err != nil {
+				return err
+			}
+			sctx, scancel := context.WithCancel(context.Background())
+			g.Add(func() error {
+				return srv.Serve(sctx, l.ln)
+			}, func(error) {
+				closeDone.Do(func() { close(done) })
+				scancel()
+			})
 		}
-		sctx, scancel := context.WithCancel(context.Background())
-		g.Add(func() error {
-			return srv.Serve(sctx, s.kafkaLn)
-		}, func(error) {
-			close(done)
-			scancel()
-		})
 	}
 	// The HTTP listener.
 	if s.httpLn != nil {
@@ -304,6 +326,7 @@ func (s *Server) health() error {
 
 func (s *Server) closeListeners() {
 	s.kafkaLn.Close()
+	s.closeExtra()
 	if s.httpLn != nil {
 		s.httpLn.Close()
 	}
