@@ -46,8 +46,12 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 
 	for _, id := range sortedBrokerIDs(im) {
 		br := im.Brokers[id]
+		host, port, ok := endpoint(br, r)
+		if !ok {
+			continue
+		}
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port = br.NodeID, br.Host, br.Port
+		mb.NodeID, mb.Host, mb.Port = br.NodeID, host, port
 		if br.Rack != "" {
 			rack := br.Rack
 			mb.Rack = &rack

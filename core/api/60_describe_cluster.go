@@ -39,8 +39,12 @@ func (b *Broker) handleDescribeCluster(r *protocol.Request) protocol.Reply {
 	resp.ControllerID = im.ControllerID
 	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]
+		host, port, ok := endpoint(br, r)
+		if !ok {
+			continue
+		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port = br.NodeID, br.Host, br.Port
+		rb.NodeID, rb.Host, rb.Port = br.NodeID, host, port
 		if br.Rack != "" {
 			rb.Rack = strPtr(br.Rack)
 		}

@@ -178,3 +178,18 @@ func (t *topicAuthorizer) allowed(topic string) bool {
 	t.seen[topic] = d
 	return d
 }
+
+// endpoint is the address of br on the listener r came in on (Kafka
+// answers each client with its own listener's addresses). A broker that
+// registered endpoints but not this listener is skipped (ok false).
+func endpoint(br controller.Broker, r *protocol.Request) (host string, port int32, ok bool) {
+	if r.Conn == nil || len(br.Endpoints) == 0 {
+		return br.Host, br.Port, true
+	}
+	for _, e := range br.Endpoints {
+		if e.Listener == r.Conn.Listener {
+			return e.Host, e.Port, true
+		}
+	}
+	return "", 0, false
+}
