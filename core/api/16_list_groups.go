@@ -1,0 +1,34 @@
+package api
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// ListGroups v0-5: a states filter from v4, a types filter from v5.
+func init() { reg(16, 0, 5, (*Broker).handleListGroups) }
+
+func (b *Broker) handleListGroups(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.ListGroupsRequest)
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	if b.Groups == nil {
+		resp.ErrorCode = b.groupCode(nil)
+		return protocol.Reply{Resp: resp}
+	}
+	var states, types []string
+	if r.Version >= 4 {
+		states = req.StatesFilter
+	}
+	if r.Version >= 5 {
+		types = req.TypesFilter
+	}
+	groups, err := b.Groups.ListGroups(states, types)
+	resp.ErrorCode = errCode(err)
+	for _, g := range groups {
+		sg := kmsg.NewListGroupsResponseGroup()
+		sg.Group, sg.ProtocolType, sg.GroupState, sg.GroupType = g.Group, g.ProtocolType, string(g.State), g.Type
+		resp.Groups = append(resp.Groups, sg)
+	}
+	return protocol.Reply{Resp: resp}
+}

@@ -1,0 +1,169 @@
+package api
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/group"
+)
+
+// The group APIs meet the coordinator's errors; their Kafka codes are added
+// here.
+func init() {
+	type mapping = struct {
+		err  error
+		code *kerr.Error
+	}
+	errMap = append(errMap,
+		mapping{group.ErrNotCoordinator, kerr.NotCoordinator},
+		mapping{group.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
+		mapping{group.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
+		mapping{group.ErrInvalidGroupID, kerr.InvalidGroupID},
+		mapping{group.ErrUnknownMemberID, kerr.UnknownMemberID},
+		mapping{group.ErrIllegalGeneration, kerr.IllegalGeneration},
+		mapping{group.ErrRebalanceInProgress, kerr.RebalanceInProgress},
+		mapping{group.ErrMemberIDRequired, kerr.MemberIDRequired},
+		mapping{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+		mapping{group.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
+		mapping{group.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+		mapping{group.ErrFencedInstanceID, kerr.FencedInstanceID},
+		mapping{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+		mapping{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+		mapping{group.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+		mapping{group.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
+		mapping{group.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
+		mapping{group.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
+		mapping{group.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},
+		mapping{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
+		mapping{group.ErrInvalidRequest, kerr.InvalidRequest},
+		mapping{group.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition},
+		// Kafka answers a failed __consumer_offsets append with
+		// COORDINATOR_NOT_AVAILABLE: the client finds the coordinator again.
+		mapping{group.ErrStorage, kerr.CoordinatorNotAvailable},
+	)
+}
+
+// groupOps is the bit set of group operations a client may perform while no
+// authorizer is configured: READ, DELETE and DESCRIBE.
+const groupOps = 1<<3 | 1<<6 | 1<<8
+
+// assignGroupPartitions tells the coordinator which __consumer_offsets
+// partitions this broker leads in im; SyncPartitions calls it.
+func (b *Broker) assignGroupPartitions(im *controller.Image) {
+	t, ok := im.Topic(group.OffsetsTopic)
+	if !ok {
+		b.Groups.Assign(0, nil)
+		return
+	}
+	led := map[int32]group.Leader{}
+	for _, pm := range t.Partitions {
+		if pm.Leader != b.Config.NodeID {
+			continue
+		}
+		if p, ok := b.Partitions.Get(t.Name, pm.Index); ok {
+			led[pm.Index] = group.Leader{Partition: p, Epoch: pm.LeaderEpoch}
+		}
+	}
+	b.Groups.Assign(int32(len(t.Partitions)), led)
+}
+
+// offsetsTopicMu serialises the creation of __consumer_offsets.
+var offsetsTopicMu sync.Mutex
+
+// offsetsTopic returns __consumer_offsets, creating it as Kafka does on the
+// first FindCoordinator: compacted, with groups.offsets_topic_partitions
+// partitions and a replication factor no larger than the cluster.
+func (b *Broker) offsetsTopic() (*controller.Topic, error) {
+	if t, ok := b.Controller.Image().Topic(group.OffsetsTopic); ok {
+		return t, nil
+	}
+	offsetsTopicMu.Lock()
+	defer offsetsTopicMu.Unlock()
+	im := b.Controller.Image()
+	if t, ok := im.Topic(group.OffsetsTopic); ok {
+		return t, nil
+	}
+	gc := b.Config.Groups
+	rf := gc.OffsetsTopicReplicationFactor
+	if n := int16(len(im.Brokers)); n > 0 && rf > n {
+		rf = n
+	}
+	ctx, cancel := b.ctx(0)
+	defer cancel()
+	res := b.Controller.CreateTopics(ctx, []controller.CreateTopic{{
+		Name: group.OffsetsTopic, NumPartitions: gc.OffsetsTopicPartitions, ReplicationFactor: rf,
+		Configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"segment.bytes":    strconv.FormatInt(gc.OffsetsTopicSegmentBytes, 10),
+			"compression.type": "producer",
+		},
+	}}, false)
+	if err := res[0].Err; err != nil && !errors.Is(err, controller.ErrTopicExists) {
+		return nil, err
+	}
+	b.Logger.Info("created the offsets topic", "topic", group.OffsetsTopic, "partitions", gc.OffsetsTopicPartitions,
+		"replication_factor", rf)
+	b.SyncPartitions(b.Controller.Image())
+	t, ok := b.Controller.Image().Topic(group.OffsetsTopic)
+	if !ok {
+		return nil, group.ErrCoordinatorNotAvailable
+	}
+	return t, nil
+}
+
+// clientHost is how Kafka shows a client's address: "/" and the IP.
+func clientHost(addr net.Addr) string {
+	if addr == nil {
+		return ""
+	}
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		return "/" + ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "/" + addr.String()
+	}
+	return "/" + host
+}
+
+func millis(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// groupCode is errCode for a group API, COORDINATOR_NOT_AVAILABLE while no
+// coordinator is wired in.
+func (b *Broker) groupCode(err error) int16 {
+	if b.Groups == nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return errCode(err)
+}
+
+// topicsCache holds the topic list consumer groups assign from, rebuilt
+// when the metadata image changes.
+type topicsCache struct {
+	mu     sync.Mutex // guards offset, topics
+	offset uint64
+	topics map[string]group.TopicInfo
+}
+
+var groupTopics topicsCache
+
+// GroupTopics lists the topics that exist, for the group coordinator.
+func (b *Broker) GroupTopics() map[string]group.TopicInfo {
+	im := b.Controller.Image()
+	groupTopics.mu.Lock()
+	defer groupTopics.mu.Unlock()
+	if groupTopics.topics == nil || groupTopics.offset != im.Offset {
+		m := make(map[string]group.TopicInfo, len(im.Topics))
+		for name, t := range im.Topics {
+			m[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
+		}
+		groupTopics.topics, groupTopics.offset = m, im.Offset
+	}
+	return groupTopics.topics
+}
