@@ -9,6 +9,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -22,7 +23,10 @@ type Broker struct {
 	Logs       *log.Dir
 	Partitions *partition.Set
 	Logger     *slog.Logger
-	Now        func() time.Time
+	// Groups is the group coordinator; nil answers the group APIs with
+	// COORDINATOR_NOT_AVAILABLE.
+	Groups *group.Coordinator
+	Now    func() time.Time
 	// Done is closed when the broker shuts down; long polls end early.
 	Done <-chan struct{}
 	// Security authenticates SASL clients and authorizes requests.

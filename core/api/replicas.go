@@ -62,6 +62,9 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 			b.dropPartition(p)
 		}
 	}
+	if b.Groups != nil {
+		b.assignGroupPartitions(im)
+	}
 	return firstErr
 }
 
