@@ -21,6 +21,7 @@ import (
 	"github.com/gregorbroker/gregor/core/api"
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/httpapi"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
@@ -216,6 +217,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
+	broker.Groups = group.New(group.ConfigFrom(s.cfg.Groups), group.Options{
+		Logger: s.logger, Topics: broker.GroupTopics,
+	})
 	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
@@ -305,6 +309,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			s.runCleaner(broker, logs, stop)
 			return nil
 		}, func(error) { close(stop) })
+	}
+
+	// The group coordinator: offset expiry; when stopped it resigns every
+	// group, answering members that wait in JoinGroup or SyncGroup.
+	{
+		gctx, gcancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			return broker.Groups.Run(gctx)
+		}, func(error) { gcancel() })
 	}
 
 	s.serving.Store(true)
