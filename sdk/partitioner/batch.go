@@ -3,6 +3,7 @@ package partitioner
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // BatchPartitioner chooses partitions for a batch of records at once:
@@ -67,9 +68,9 @@ func (b batchOf) PartitionBatch(records []Record, numPartitions int32, out []int
 
 // Murmur2Batch is Kafka's default placement of keyed records as a
 // BatchPartitioner: KeyPartition for every keyed record, and records with a
-// null key spread round-robin. It is not safe for concurrent use (the
-// round-robin position is state); give each goroutine its own.
-type Murmur2Batch struct{ rr RoundRobin }
+// null key spread round-robin. It is safe for concurrent use, so it can
+// serve as the fallback of a shared extension.
+type Murmur2Batch struct{ next atomic.Uint32 }
 
 // PartitionBatch implements BatchPartitioner.
 func (m *Murmur2Batch) PartitionBatch(records []Record, numPartitions int32, out []int32) error {
@@ -77,7 +78,11 @@ func (m *Murmur2Batch) PartitionBatch(records []Record, numPartitions int32, out
 		return err
 	}
 	for i := range records {
-		out[i] = m.rr.Partition(records[i], numPartitions)
+		if records[i].Key != nil {
+			out[i] = KeyPartition(records[i].Key, numPartitions)
+			continue
+		}
+		out[i] = int32((m.next.Add(1) - 1) % uint32(numPartitions))
 	}
 	return nil
 }
