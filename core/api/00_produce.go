@@ -66,6 +66,10 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					fail(kerr.NotLeaderForPartition.Code, nil)
 					break
 				}
+				if code, err := b.checkPlacement(im, name, rp.Partition, rp.Records); code != 0 {
+					fail(code, err)
+					break
+				}
 				res, err := p.Append(rp.Records)
 				if err != nil {
 					code := errCode(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
@@ -31,6 +32,9 @@ type Broker struct {
 	Done <-chan struct{}
 	// Security authenticates SASL clients and authorizes requests.
 	Security Security
+	// Extensions are the partitioners and retention policies topics pick;
+	// nil means every topic uses the built-ins.
+	Extensions *extension.Set
 
 	syncMu sync.Mutex // serialises SyncPartitions
 
