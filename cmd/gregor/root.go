@@ -47,6 +47,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newProduceCmd())
 	root.AddCommand(newConsumeCmd())
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newPluginCmd())
 	return root
 }
 
