@@ -6,7 +6,7 @@ CONFIG   ?= broker.toml
 FUZZTIME ?= 5s
 GOFLAGS_TEST ?= -count=1 -timeout 20m
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins
 
 all: build
 
@@ -26,6 +26,7 @@ test: tools
 	$(GO) test $(GOFLAGS_TEST) ./...
 	cd sdk && $(GO) test $(GOFLAGS_TEST) ./...
 	cd sdk/plugin && $(GO) test $(GOFLAGS_TEST) ./...
+	cd sdk/clients && $(GO) test $(GOFLAGS_TEST) ./...
 	./scripts/fuzz.sh $(FUZZTIME)
 	@echo "make test: all suites passed"
 
@@ -49,8 +50,10 @@ check:
 	$(GO) vet ./...
 	cd sdk && $(GO) vet ./...
 	cd sdk/plugin && $(GO) vet ./...
+	cd sdk/clients && $(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd sdk && $(GO) mod tidy -diff
+	cd sdk/clients && GOWORK=off $(GO) mod tidy -diff
 	cd sdk/plugin && GOWORK=off $(GO) mod tidy -diff
 	@echo "make check: clean"
 
@@ -58,3 +61,19 @@ clean:
 	rm -rf bin
 
 include interop/interop.mk
+
+# WebAssembly extension examples: the Go guests (GOOS=wasip1, c-shared) and
+# the AssemblyScript murmur2 (npm). Their tests build them too, so `make test`
+# needs only Go and npm.
+wasm-examples:
+	cd examples/wasm-region && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o region.wasm .
+	cd examples/wasm-authorizer && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o authorizer.wasm .
+	cd examples/wasm-murmur2-as && { [ -x node_modules/.bin/asc ] || npm ci --no-audit --no-fund; } && npm run build
+	@echo "built examples/wasm-region/region.wasm examples/wasm-authorizer/authorizer.wasm examples/wasm-murmur2-as/build/murmur2.wasm"
+
+# Per-record partitioner cost: built-in Go murmur2 against WASM guests (Go,
+# AssemblyScript) in batches, with and without a per-call time limit.
+bench-plugins: wasm-examples build
+	$(GO) test -run='^$$' -bench=Partitioner -benchmem ./hooks
+	./$(BIN) plugin bench --wasm examples/wasm-murmur2-as/build/murmur2.wasm
+	./$(BIN) plugin bench --wasm examples/wasm-region/region.wasm
