@@ -11,6 +11,7 @@ import (
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // Produce v0-v2 stay advertised, as Apache Kafka 4 does, because librdkafka
@@ -25,6 +26,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 	badAcks := acks != 0 && acks != 1 && acks != -1
 	im := b.Controller.Image()
 	var synced []*partition.Partition
+	writeAuth := b.topicAuth(r, sdkauth.OpWrite)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -56,6 +58,8 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					fmt.Errorf("transactional produce is not available on this broker yet"))
 			case name == "" && r.Version >= 13:
 				fail(kerr.UnknownTopicID.Code, nil)
+			case !writeAuth.allowed(name):
+				fail(kerr.TopicAuthorizationFailed.Code, nil)
 			default:
 				p, ok := b.partition(name, rp.Partition)
 				if !ok {

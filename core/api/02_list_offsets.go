@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 func init() { reg(2, 1, 11, (*Broker).handleListOffsets) }
@@ -21,6 +22,7 @@ const (
 func (b *Broker) handleListOffsets(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	describe := b.topicAuth(r, sdkauth.OpDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -28,7 +30,11 @@ func (b *Broker) handleListOffsets(r *protocol.Request) protocol.Reply {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			b.listOffset(r.Version, req.IsolationLevel, rt.Topic, rp, &sp)
+			if describe.allowed(rt.Topic) {
+				b.listOffset(r.Version, req.IsolationLevel, rt.Topic, rp, &sp)
+			} else {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

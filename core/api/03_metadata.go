@@ -10,6 +10,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 func init() { reg(3, 0, 13, (*Broker).handleMetadata) }
@@ -25,6 +26,14 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 	// v0 asks for every topic with an empty list; v1+ with a null one.
 	all := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
 	autoCreate := b.Config.Topics.AutoCreate && (r.Version < 4 || req.AllowAutoTopicCreation)
+	// Topics the principal may not describe are hidden from the full list
+	// and answered with TOPIC_AUTHORIZATION_FAILED when named, whether they
+	// exist or not, as in Kafka.
+	describe := b.topicAuth(r, sdkauth.OpDescribe)
+	create := b.topicAuth(r, sdkauth.OpCreate)
+	canCreate := func(topic string) bool {
+		return describe.allowed(topic) && (b.authorizeCluster(r, sdkauth.OpCreate) || create.allowed(topic))
+	}
 
 	if !all {
 		var missing []string
@@ -33,7 +42,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 				continue
 			}
 			if rt.Topic != nil {
-				if _, ok := im.Topic(*rt.Topic); !ok && autoCreate && controller.ValidateTopicName(*rt.Topic) == nil {
+				if _, ok := im.Topic(*rt.Topic); !ok && autoCreate && controller.ValidateTopicName(*rt.Topic) == nil && canCreate(*rt.Topic) {
 					missing = append(missing, *rt.Topic)
 				}
 			}
@@ -66,7 +75,9 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 	if all {
 		names := make([]string, 0, len(im.Topics))
 		for name := range im.Topics {
-			names = append(names, name)
+			if describe.allowed(name) {
+				names = append(names, name)
+			}
 		}
 		sort.Strings(names)
 		for _, name := range names {
@@ -83,7 +94,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 		} else {
 			t, ok = im.TopicsByID[uuid.UUID(rt.TopicID)]
 		}
-		if ok {
+		if ok && describe.allowed(t.Name) {
 			resp.Topics = append(resp.Topics, b.metadataTopic(t, req.IncludeTopicAuthorizedOperations))
 			continue
 		}
@@ -91,6 +102,11 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 		mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
 		mt.AuthorizedOperations = authorizedOpsOmitted
 		switch {
+		case rt.Topic != nil && !describe.allowed(*rt.Topic):
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		case ok:
+			// Named by id without DESCRIBE: hidden, as an unknown id.
+			mt.ErrorCode = kerr.UnknownTopicID.Code
 		case rt.Topic == nil:
 			mt.ErrorCode = kerr.UnknownTopicID.Code
 		case controller.ValidateTopicName(*rt.Topic) != nil:
