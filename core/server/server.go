@@ -27,6 +27,8 @@ import (
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+	"github.com/gregorbroker/gregor/sdk/partitioner"
+	"github.com/gregorbroker/gregor/sdk/retention"
 )
 
 // MetadataDirName is where the controller keeps its Raft log and snapshots
@@ -48,6 +50,11 @@ type Options struct {
 	// Authorizers are extension authorizers by the name that
 	// security.authorizer selects.
 	Authorizers map[string]sdkauth.Authorizer
+	// Partitioners and RetentionPolicies are the opened partitioner and
+	// retention extensions by their [extensions.NAME]; every one broker.toml
+	// declares must be here. Topics pick them by name.
+	Partitioners      map[string]partitioner.BatchPartitioner
+	RetentionPolicies map[string]retention.Policy
 }
 
 // Server is one Gregor broker.
@@ -207,6 +214,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err := s.wireSecurity(broker, s.opts); err != nil {
 		return err
 	}
+	if err := s.wireExtensions(broker); err != nil {
+		return err
+	}
 	defer func() {
 		for _, p := range broker.Partitions.All() {
 			if perr := p.Close(); perr != nil {
@@ -363,13 +373,7 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 			return
 		case <-retention.C:
 			for _, p := range b.Partitions.All() {
-				// Retention never moves the log start past the high watermark.
-				n, err := p.Log().ApplyRetentionBelow(p.Offsets().HighWatermark)
-				if err != nil {
-					s.logger.Error("retention failed", "topic", p.Topic, "partition", p.Index, "err", err)
-				} else if n > 0 {
-					s.logger.Info("retention deleted segments", "topic", p.Topic, "partition", p.Index, "segments", n)
-				}
+				s.retain(b, p)
 			}
 		case <-checkpoint.C:
 			for _, p := range b.Partitions.All() {
