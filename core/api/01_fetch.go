@@ -188,8 +188,8 @@ func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchRe
 				limit = 0
 			}
 			res, err := p.Read(rp.FetchOffset, limit, first)
-			spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 			if err != nil {
+				// Kafka leaves the offsets unknown (-1) on a failed read.
 				spp.ErrorCode = errCode(err)
 				if !errors.Is(err, partition.ErrOffsetOutOfRange) {
 					b.Logger.Warn("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
@@ -197,6 +197,7 @@ func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchRe
 				waitable = false
 				continue
 			}
+			spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 			if len(res.Records) > 0 {
 				spp.RecordBatches = res.Records
 				total += len(res.Records)

@@ -83,7 +83,13 @@ func (b *Broker) handleCreateTopics(r *protocol.Request) protocol.Reply {
 			if !req.ValidateOnly {
 				eff = b.TopicConfig(im, t.Topic)
 			}
-			st.Configs = createTopicConfigs(eff, res.Configs)
+			explicit := map[string]string{}
+			for _, c := range t.Configs {
+				if c.Value != nil {
+					explicit[c.Name] = *c.Value
+				}
+			}
+			st.Configs = createTopicConfigs(eff, explicit)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -140,6 +140,24 @@ func (l *Log) LatestEpoch() (epoch int32, ok bool) {
 	return e.epoch, ok
 }
 
+// AssignEpochStart records that a new leader epoch starts at the log end
+// offset, as a replica does when it becomes leader, so that offset lookups
+// know the epoch before its first batch is written. An epoch at or below
+// the latest known one changes nothing.
+func (l *Log) AssignEpochStart(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if last, ok := l.epochs.latest(); ok && last.epoch >= epoch {
+		return nil
+	}
+	if l.epochs.assign(epoch, l.active().next) {
+		if err := l.epochs.write(); err != nil {
+			return fmt.Errorf("log: %s: leader-epoch-checkpoint: %w", l, err)
+		}
+	}
+	return nil
+}
+
 // EndOffsetForEpoch answers OffsetsForLeaderEpoch with Kafka's semantics: the
 // largest known epoch <= epoch and the start offset of the epoch after it (the
 // log end offset when epoch is the latest); (-1, -1) when unknown.

@@ -99,6 +99,13 @@ func (p *Partition) SetConfig(cfg Config) {
 func (p *Partition) SetLeadership(leader, epoch int32, replicas, isr []int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if leader >= 0 && epoch > p.leaderEpoch || p.leader < 0 {
+		// A new epoch starts at the log end offset (Kafka's leader epoch
+		// cache entry on becoming leader).
+		if err := p.log.AssignEpochStart(epoch); err != nil {
+			p.logger.Error("cannot record leader epoch", "epoch", epoch, "err", err)
+		}
+	}
 	p.leader, p.leaderEpoch = leader, epoch
 	p.replicas = append(p.replicas[:0], replicas...)
 	p.isr = append(p.isr[:0], isr...)
