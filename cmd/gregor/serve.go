@@ -40,7 +40,13 @@ cleanly: listeners close, logs are flushed and checkpointed.`,
 			} else {
 				logger.Warn("no config file; using defaults", "config", configPath)
 			}
-			srv, err := server.New(cfg, server.Options{Logger: logger})
+			opts := server.Options{Logger: logger}
+			closeExtensions, err := openExtensions(cmd.Context(), cfg, &opts, logger)
+			if err != nil {
+				return err
+			}
+			defer closeExtensions()
+			srv, err := server.New(cfg, opts)
 			if err != nil {
 				return err
 			}
