@@ -20,7 +20,8 @@ type Partitioner struct {
 // LoadPartitioner loads the partitioner module at path. fallback places a
 // batch when the module fails (trap, timeout, memory limit, bad partition,
 // error code); nil rejects the batch with the module's error instead. The
-// failure is logged either way.
+// failure is logged either way. fallback is called from many goroutines
+// (partitioner.Murmur2Batch is safe for that).
 func LoadPartitioner(ctx context.Context, path string, o Options, fallback partitioner.BatchPartitioner) (*Partitioner, error) {
 	m, err := Load(ctx, path, KindPartitioner, o)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -48,14 +49,21 @@ func BuildGo(tb testing.TB, dir string) string {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		tb.Fatal(err)
 	}
+	unlock := lockDir(tb, abs)
+	defer unlock()
 	wasm := filepath.Join(out, filepath.Base(abs)+".wasm")
-	cmd := exec.Command(GoTool(), "build", "-buildmode=c-shared", "-o", wasm, ".")
+	tmp := fmt.Sprintf("%s.tmp-%d", wasm, os.Getpid())
+	cmd := exec.Command(GoTool(), "build", "-buildmode=c-shared", "-o", tmp, ".")
 	cmd.Dir = abs
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		tb.Fatalf("hookstest: building %s: %v\n%s", dir, err, stderr.String())
+	}
+	// Readers in other test processes see the old file or the new one, never half of one.
+	if err := os.Rename(tmp, wasm); err != nil {
+		tb.Fatal(err)
 	}
 	built[abs] = wasm
 	return wasm
@@ -89,11 +97,18 @@ func BuildAssemblyScript(tb testing.TB, dir, rel string) string {
 			tb.Fatalf("hookstest: npm %v in %s: %v\n%s", args, dir, err, out.String())
 		}
 	}
+	// Test packages run in parallel processes; one npm at a time per example.
+	unlock := lockDir(tb, abs)
+	defer unlock()
 	if !fileExists(filepath.Join(abs, "node_modules", ".bin", "asc")) {
 		run("ci", "--no-audit", "--no-fund")
 	}
-	run("run", "build")
 	wasm := filepath.Join(abs, rel)
+	tmp := filepath.Join(filepath.Dir(wasm), fmt.Sprintf(".tmp-%d.wasm", os.Getpid()))
+	run("run", "build", "--", "--outFile", tmp)
+	if err := os.Rename(tmp, wasm); err != nil {
+		tb.Fatal(err)
+	}
 	built[abs] = wasm
 	return wasm
 }
@@ -101,4 +116,23 @@ func BuildAssemblyScript(tb testing.TB, dir, rel string) string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// lockDir takes an exclusive lock shared by every test process building
+// from dir, and returns its release.
+func lockDir(tb testing.TB, dir string) func() {
+	tb.Helper()
+	locks := filepath.Join(os.TempDir(), "gregor-hookstest")
+	if err := os.MkdirAll(locks, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(locks, fmt.Sprintf("%x", sha256.Sum256([]byte(dir)))[:16]+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		tb.Fatal(err)
+	}
+	return func() { f.Close() } // closing releases the lock
 }
