@@ -44,6 +44,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newTopicCmd())
+	root.AddCommand(newGroupCmd())
 	root.AddCommand(newProduceCmd())
 	root.AddCommand(newConsumeCmd())
 	root.AddCommand(newBenchCmd())
