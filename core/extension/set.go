@@ -148,3 +148,10 @@ func (l *lockedMurmur2) PartitionBatch(records []partitioner.Record, numPartitio
 	defer l.mu.Unlock()
 	return l.m.PartitionBatch(records, numPartitions, out)
 }
+
+// murmur2 is the built-in partitioner for brokers without an extension set.
+var murmur2 = &Partitioner{Name: config.BuiltinPartitioner, impl: &lockedMurmur2{}}
+
+// Murmur2 is the built-in partitioner (Kafka's murmur2 placement, null keys
+// round-robin), safe for concurrent use.
+func Murmur2() *Partitioner { return murmur2 }
