@@ -265,7 +265,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	// The HTTP listener.
 	if s.httpLn != nil {
 		hs := &http.Server{
-			Handler:           httpapi.Handler(reg, s.health),
+			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: broker,
+				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes)}),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		g.Add(func() error {
