@@ -12,5 +12,5 @@ while IFS=: read -r file name; do
 		cat /tmp/gregor-fuzz.log
 		status=1
 	fi
-done < <(grep -rHoE '^func Fuzz[A-Za-z0-9_]+' --include='*_test.go' core cmd 2>/dev/null | sed 's/:func /:/' | sort -u)
+done < <(grep -rHoE '^func Fuzz[A-Za-z0-9_]+' --include='*_test.go' core cmd hooks plugins mirror sdk 2>/dev/null | sed 's/:func /:/' | sort -u)
 exit $status

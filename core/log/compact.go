@@ -115,14 +115,21 @@ func (l *Log) CleanerCheckpoint() int64 {
 // dirty record is older than max.compaction.lag.ms, a tombstone's delete
 // horizon has passed, or o.Force is set. See the comment at the top of this
 // file for what it keeps.
-func (l *Log) Clean(o CleanOptions) (CleanResult, error) {
+func (l *Log) Clean(o CleanOptions) (res CleanResult, err error) {
 	l.cleanMu.Lock()
 	defer l.cleanMu.Unlock()
+	defer func() {
+		// Retention or truncation may close a planned segment's file while
+		// it is read: the log changed, nothing was swapped in.
+		if err != nil && errors.Is(err, os.ErrClosed) && !errors.Is(err, ErrCleanAborted) {
+			err = fmt.Errorf("%w: %v", ErrCleanAborted, err)
+		}
+	}()
 	p, ok, err := l.planClean(o)
 	if err != nil || !ok {
 		return CleanResult{}, err
 	}
-	res := CleanResult{Cleaned: true, FirstDirtyOffset: p.firstDirty, EndOffset: p.firstDirty}
+	res = CleanResult{Cleaned: true, FirstDirtyOffset: p.firstDirty, EndOffset: p.firstDirty}
 	if p.clean+p.dirty > 0 {
 		res.DirtyRatio = float64(p.dirty) / float64(p.clean+p.dirty)
 	}
