@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,7 +30,7 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 		resp.ErrorCode = kerr.NotLeaderForPartition.Code
 		return protocol.Reply{Resp: resp}
 	}
-	resp, bytes, waitable := b.fetchOnce(r.Version, req)
+	resp, bytes, waitable := b.fetchOnce(r, r.Version, req)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
@@ -44,12 +46,12 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 			chans := b.fetchWaitChans(r.Version, req)
 			// Re-read after taking the channels so that no append between the
 			// first read and the wait is missed.
-			resp, bytes, waitable = b.fetchOnce(r.Version, req)
+			resp, bytes, waitable = b.fetchOnce(r, r.Version, req)
 			if bytes >= int(req.MinBytes) || !waitable || !time.Now().Before(deadline) {
 				return resp
 			}
 			if !waitAny(chans, timer.C, b.Done) {
-				resp, _, _ = b.fetchOnce(r.Version, req)
+				resp, _, _ = b.fetchOnce(r, r.Version, req)
 				return resp
 			}
 		}
@@ -123,7 +125,7 @@ func (b *Broker) fetchWaitChans(version int16, req *kmsg.FetchRequest) []<-chan 
 // fetchOnce reads every requested partition once. It returns the response,
 // the record bytes in it, and whether waiting could help (no partition
 // failed).
-func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
+func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	resp.SessionID = 0
 	maxBytes := int(req.MaxBytes)
@@ -133,6 +135,7 @@ func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchRe
 	total := 0
 	waitable := true
 	first := true
+	readAuth := b.topicAuth(r, sdkauth.OpRead)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := kmsg.NewFetchResponseTopic()
@@ -152,6 +155,11 @@ func (b *Broker) fetchOnce(version int16, req *kmsg.FetchRequest) (*kmsg.FetchRe
 			spp := &st.Partitions[len(st.Partitions)-1]
 			if !known {
 				spp.ErrorCode = kerr.UnknownTopicID.Code
+				waitable = false
+				continue
+			}
+			if !readAuth.allowed(name) {
+				spp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				waitable = false
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // CreateTopics v2 is Apache Kafka 4's minimum.
@@ -22,9 +23,17 @@ func (b *Broker) handleCreateTopics(r *protocol.Request) protocol.Reply {
 	for _, t := range req.Topics {
 		count[t.Topic]++
 	}
+	// Kafka: CREATE on the cluster, or else on each topic.
+	clusterCreate := b.authorizeCluster(r, sdkauth.OpCreate)
+	createAuth := b.topicAuth(r, sdkauth.OpCreate)
+	denied := map[string]bool{}
 	var reqs []controller.CreateTopic
 	for _, t := range req.Topics {
 		if count[t.Topic] > 1 {
+			continue
+		}
+		if !clusterCreate && !createAuth.allowed(t.Topic) {
+			denied[t.Topic] = true
 			continue
 		}
 		ct := controller.CreateTopic{Name: t.Topic, NumPartitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor}
@@ -63,6 +72,12 @@ func (b *Broker) handleCreateTopics(r *protocol.Request) protocol.Reply {
 		if count[t.Topic] > 1 {
 			st.ErrorCode = kerr.InvalidRequest.Code
 			st.ErrorMessage = strPtr("the topic is listed more than once in the request")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if denied[t.Topic] {
+			st.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			st.ErrorMessage = strPtr("authorization failed")
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

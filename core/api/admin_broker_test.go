@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
@@ -138,7 +139,8 @@ func (e *adminEnv) produce(topic string, partition int32, n int) int64 {
 	e.t.Helper()
 	var last int64
 	for i := 0; i < n; i++ {
-		r := &kgo.Record{Topic: topic, Partition: partition, Value: []byte("value")}
+		// Keyed: compacted topics refuse keyless records.
+		r := &kgo.Record{Topic: topic, Partition: partition, Key: []byte(strconv.Itoa(i)), Value: []byte("value")}
 		res := e.cl.ProduceSync(e.ctx(), r)
 		if err := res.FirstErr(); err != nil {
 			e.t.Fatalf("produce to %s-%d: %v", topic, partition, err)
