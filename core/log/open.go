@@ -71,6 +71,11 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 			return nil, err
 		}
 	}
+	for _, s := range l.segs {
+		if err := l.loadTxnIndex(s); err != nil {
+			return nil, err
+		}
+	}
 	if len(l.segs) == 0 {
 		s, err := createSegment(dir, st.logStart, now, l.logger)
 		if err != nil {

@@ -47,6 +47,9 @@ func (l *Log) Truncate(to int64) error {
 	if err := l.truncateSegment(s, to); err != nil {
 		return l.fail(err)
 	}
+	if err := s.truncateTxnIndex(s.next); err != nil {
+		return l.fail(err)
+	}
 	l.recoveryPoint = min(l.recoveryPoint, s.next)
 	l.logStart = min(l.logStart, s.next)
 	l.cleanedTo = min(l.cleanedTo, s.next)

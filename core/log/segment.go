@@ -51,6 +51,11 @@ type segment struct {
 	// replaced or released only under Log.mu for writing.
 	idx    atomic.Pointer[segIndex]
 	loadMu sync.Mutex
+
+	// aborted holds the entries of the .txnindex, oldest marker first;
+	// txnDirty says entries were appended since the last fsync.
+	aborted  []AbortedTxn
+	txnDirty atomic.Bool
 }
 
 // segIndex holds a segment's offset index and time index entries.
@@ -404,7 +409,7 @@ func (s *segment) flush() error {
 			return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s.path(x.suffix), err)
 		}
 	}
-	return nil
+	return s.flushTxnIndex()
 }
 
 // syncPath fsyncs a file by name.
