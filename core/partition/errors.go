@@ -18,4 +18,10 @@ var (
 	ErrNotEnoughReplicas    = errors.New("partition: not enough in-sync replicas")
 	ErrStorage              = errors.New("partition: storage error")
 	ErrClosed               = errors.New("partition: closed")
+	// ErrInvalidTxnState is a batch that does not fit the producer's
+	// transaction (INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("partition: invalid transaction state")
+	// ErrCoordinatorFenced is a transaction marker from a coordinator older
+	// than one already seen (TRANSACTION_COORDINATOR_FENCED).
+	ErrCoordinatorFenced = errors.New("partition: transaction coordinator fenced")
 )

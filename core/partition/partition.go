@@ -145,12 +145,12 @@ type Offsets struct {
 // Offsets returns the current offsets.
 func (p *Partition) Offsets() Offsets {
 	p.mu.Lock()
-	hw := p.hw
+	hw, lso := p.hw, p.lastStableLocked()
 	p.mu.Unlock()
 	return Offsets{
 		LogStartOffset:   p.log.LogStartOffset(),
 		HighWatermark:    hw,
-		LastStableOffset: hw,
+		LastStableOffset: lso,
 		LogEndOffset:     p.log.LogEndOffset(),
 	}
 }
@@ -335,6 +335,9 @@ func (p *Partition) Sync() error {
 type ReadResult struct {
 	Records []byte
 	Offsets
+	// Aborted lists the aborted transactions overlapping Records, for
+	// read_committed reads.
+	Aborted []log.AbortedTxn
 }
 
 // Read returns whole batches from offset up to the high watermark.
@@ -472,9 +475,29 @@ func (p *Partition) loadProducerState() error {
 	if from < p.log.LogStartOffset() {
 		from = p.log.LogStartOffset()
 	}
-	err := p.log.Scan(from, func(h record.Header, _ []byte) error {
-		if h.LastOffset() >= from {
-			state.update(h)
+	err := p.log.Scan(from, func(h record.Header, batch []byte) error {
+		if h.LastOffset() < from {
+			return nil
+		}
+		first := int64(-1)
+		if e, ok := state.producers[h.ProducerID]; ok {
+			first = e.currentTxnFirstOffset
+		}
+		state.update(h)
+		if h.IsControl() && h.ProducerID >= 0 {
+			// The index entry of an abort may not have reached the disk
+			// before a crash; adding it again is a no-op otherwise.
+			if typ, ok := ControlType(batch); ok && typ == ControlAbort {
+				if first < 0 {
+					first = h.BaseOffset
+				}
+				lso := h.BaseOffset + 1
+				if fu := state.firstUnstable(); fu >= 0 && fu < lso {
+					lso = fu
+				}
+				return p.log.AppendAbortedTxn(log.AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first,
+					LastOffset: h.BaseOffset, LastStableOffset: lso})
+			}
 		}
 		return nil
 	})

@@ -41,10 +41,24 @@ func (e *producerEntry) last() (batchMeta, bool) {
 // the owning Partition's mutex.
 type producerState struct {
 	producers map[int64]*producerEntry
+	// ongoing maps the producers with an open transaction to its first
+	// offset; its smallest value bounds the last stable offset.
+	ongoing map[int64]int64
 }
 
 func newProducerState() *producerState {
-	return &producerState{producers: map[int64]*producerEntry{}}
+	return &producerState{producers: map[int64]*producerEntry{}, ongoing: map[int64]int64{}}
+}
+
+// firstUnstable is the first offset of the oldest open transaction, or -1.
+func (s *producerState) firstUnstable() int64 {
+	first := int64(-1)
+	for _, off := range s.ongoing {
+		if first < 0 || off < first {
+			first = off
+		}
+	}
+	return first
 }
 
 func inSequence(lastSeq, nextSeq int32) bool {
@@ -67,6 +81,10 @@ func (s *producerState) check(h record.Header) (dup *batchMeta, err error) {
 	if h.ProducerEpoch < e.epoch {
 		return nil, fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch,
 			h.ProducerID, h.ProducerEpoch, e.epoch)
+	}
+	if !h.IsTransactional() && e.currentTxnFirstOffset >= 0 {
+		return nil, fmt.Errorf("%w: producer %d wrote a non-transactional batch inside its open transaction",
+			ErrInvalidTxnState, h.ProducerID)
 	}
 	if h.ProducerEpoch == e.epoch {
 		for i := range e.batches {
@@ -110,10 +128,12 @@ func (s *producerState) update(h record.Header) {
 	}
 	if h.IsControl() {
 		e.currentTxnFirstOffset = -1
+		delete(s.ongoing, h.ProducerID)
 		return
 	}
 	if h.IsTransactional() && e.currentTxnFirstOffset < 0 {
 		e.currentTxnFirstOffset = h.BaseOffset
+		s.ongoing[h.ProducerID] = h.BaseOffset
 	}
 	if h.BaseSequence < 0 {
 		return
@@ -139,6 +159,10 @@ func (s *producerState) removeAbove(offset int64) {
 			}
 		}
 		e.batches = kept
+		if e.currentTxnFirstOffset >= offset {
+			e.currentTxnFirstOffset = -1
+			delete(s.ongoing, id)
+		}
 		if len(e.batches) == 0 && e.currentTxnFirstOffset < 0 {
 			delete(s.producers, id)
 		}
@@ -211,6 +235,9 @@ func unmarshalProducerState(b []byte) (*producerState, error) {
 			epoch:                 epoch,
 			coordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
 			currentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
+		}
+		if entry.currentTxnFirstOffset >= 0 {
+			s.ongoing[id] = entry.currentTxnFirstOffset
 		}
 		if lastSeq >= 0 && lastOff >= 0 {
 			entry.batches = []batchMeta{{
