@@ -1,8 +1,11 @@
 // Package httpapi serves Gregor's HTTP endpoints on the http listener:
-// Prometheus metrics at /metrics, liveness at /healthz and, when given a
-// Producer, produce-over-HTTP compatible with the Confluent REST Proxy v2
-// (POST /topics/{topic}). It reaches the broker only through the narrow
-// views it is given.
+// Prometheus metrics at /metrics, liveness at /healthz, the admin API at
+// /api/v1 (JSON, described by openapi.yaml), the embedded web console at
+// /console/ and, when given a Producer, produce-over-HTTP compatible with
+// the Confluent REST Proxy v2 (POST /topics/{topic}). It reaches the
+// broker only through the narrow views it is given and decides nothing
+// about authorization itself: the views authorize the principal that the
+// authentication wrapper puts in the request's context.
 package httpapi
 
 import (
@@ -24,6 +27,17 @@ type Options struct {
 	Producer Producer
 	// MaxBodyBytes bounds a produce request's body; default 100 MiB.
 	MaxBodyBytes int64
+	// Admin serves the admin API and the console; nil leaves both out.
+	Admin Admin
+	// Mirrors lists mirror links; nil answers an empty list.
+	Mirrors MirrorLinks
+	// LagHistory is the groups' sampled lag for the console's chart.
+	LagHistory *LagHistory
+	// Auth checks credentials of the admin API and produce requests;
+	// RequireAuth refuses requests without credentials (when every
+	// Kafka listener authenticates too).
+	Auth        Authenticator
+	RequireAuth bool
 }
 
 // Handler returns the HTTP handler for metrics and health only.
@@ -39,7 +53,11 @@ func NewHandler(o Options) http.Handler {
 		if o.MaxBodyBytes <= 0 {
 			o.MaxBodyBytes = 100 << 20
 		}
-		mux.HandleFunc("POST /topics/{topic}", produceHandler(o.Producer, o.MaxBodyBytes))
+		mux.Handle("POST /topics/{topic}", authenticate(o.Auth, o.RequireAuth, produceHandler(o.Producer, o.MaxBodyBytes)))
+	}
+	if o.Admin != nil {
+		adminRoutes(mux, o)
+		consoleRoutes(mux)
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
