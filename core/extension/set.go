@@ -28,6 +28,7 @@ type Set struct {
 	policies     map[string]retention.Policy
 	builtin      *Partitioner
 	logger       *slog.Logger
+	stats        []*Stats // one per declared partitioner and retention policy
 }
 
 // NewSet checks that every partitioner and retention extension cfg declares
@@ -57,7 +58,9 @@ func NewSet(cfg *config.Config, partitioners map[string]partitioner.BatchPartiti
 			if !ok || impl == nil {
 				return nil, fmt.Errorf("extension: partitioner %s is declared but was not opened", name)
 			}
-			p := &Partitioner{Name: name, impl: impl, logger: logger.With("extension", name)}
+			st := &Stats{Name: name, Kind: decl.Kind}
+			s.stats = append(s.stats, st)
+			p := &Partitioner{Name: name, impl: impl, logger: logger.With("extension", name), stats: st}
 			if decl.EffectiveFallback() == config.FallbackBuiltin {
 				p.fallback = s.builtin
 			}
@@ -67,7 +70,9 @@ func NewSet(cfg *config.Config, partitioners map[string]partitioner.BatchPartiti
 			if !ok || impl == nil {
 				return nil, fmt.Errorf("extension: retention policy %s is declared but was not opened", name)
 			}
-			s.policies[name] = impl
+			st := &Stats{Name: name, Kind: decl.Kind}
+			s.stats = append(s.stats, st)
+			s.policies[name] = countPolicy(impl, st)
 		}
 	}
 	return s, nil
@@ -115,18 +120,29 @@ type Partitioner struct {
 	impl     partitioner.BatchPartitioner
 	fallback *Partitioner // nil: a failure fails the call
 	logger   *slog.Logger
+	stats    *Stats // nil for the built-in
 	lastLog  atomic.Int64 // unix nanos of the last fallback warning
 }
 
 // PartitionBatch implements partitioner.BatchPartitioner.
 func (p *Partitioner) PartitionBatch(records []partitioner.Record, numPartitions int32, out []int32) error {
+	var start time.Time
+	if p.stats != nil {
+		start = time.Now()
+	}
 	err := p.impl.PartitionBatch(records, numPartitions, out)
+	if p.stats != nil {
+		p.stats.Observe(time.Since(start), err)
+	}
 	if err == nil {
 		return nil
 	}
 	err = fmt.Errorf("extension: partitioner %s: %w", p.Name, err)
 	if p.fallback == nil {
 		return err
+	}
+	if p.stats != nil {
+		p.stats.Fallback()
 	}
 	// At most one warning a second: a broken extension under load must
 	// not flood the log.
