@@ -40,6 +40,10 @@ const MetadataDirName = log.ReservedDirPrefix + "metadata"
 // written (Kafka's log.flush.offset.checkpoint.interval.ms).
 const checkpointInterval = 60 * time.Second
 
+// lagSampleInterval is how often each group's lag is sampled for the
+// console's lag chart (an hour of history at 360 samples).
+const lagSampleInterval = 10 * time.Second
+
 // Options carries what the server needs from its caller.
 type Options struct {
 	Logger *slog.Logger
@@ -234,6 +238,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
 	reg.MustRegister(partition.NewCollector(broker.Partitions))
+	if broker.Extensions != nil {
+		reg.MustRegister(broker.Extensions)
+	}
 
 	var g run.Group
 	// The context actor: cancellation stops the group.
@@ -264,11 +271,22 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	// The HTTP listener.
 	if s.httpLn != nil {
+		lagHistory := httpapi.NewLagHistory(0)
+		admin := broker.AdminView()
 		hs := &http.Server{
 			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: broker,
-				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes)}),
+				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes), Admin: admin, LagHistory: lagHistory,
+				Auth: broker, RequireAuth: api.HTTPRequiresAuth(s.cfg)}),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
+		// The lag sampler feeds the console's lag chart.
+		lctx, lcancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			t := time.NewTicker(lagSampleInterval)
+			defer t.Stop()
+			httpapi.SampleLag(lctx, admin, lagHistory, t.C)
+			return nil
+		}, func(error) { lcancel() })
 		g.Add(func() error {
 			if err := hs.Serve(s.httpLn); !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("server: http: %w", err)
