@@ -120,7 +120,7 @@ type Partitioner struct {
 	impl     partitioner.BatchPartitioner
 	fallback *Partitioner // nil: a failure fails the call
 	logger   *slog.Logger
-	stats    *Stats // nil for the built-in
+	stats    *Stats       // nil for the built-in
 	lastLog  atomic.Int64 // unix nanos of the last fallback warning
 }
 

@@ -182,9 +182,9 @@ type GroupSummary struct {
 // GroupDetail is a group with members, assignments and lag per partition.
 type GroupDetail struct {
 	GroupSummary
-	Protocol   string         `json:"protocol"`
-	MemberList []GroupMember  `json:"member_list"`
-	Offsets    []PartitionLag `json:"offsets"`
+	Protocol   string           `json:"protocol"`
+	MemberList []GroupMember    `json:"member_list"`
+	Offsets    []PartitionLag   `json:"offsets"`
 	LagByTopic map[string]int64 `json:"lag_by_topic"`
 	// LagHistory is filled by the handler from the lag sampler.
 	LagHistory []LagSample `json:"lag_history"`
