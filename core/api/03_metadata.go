@@ -82,7 +82,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 		sort.Strings(names)
 		for _, name := range names {
 			t := im.Topics[name]
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, req.IncludeTopicAuthorizedOperations))
+			resp.Topics = append(resp.Topics, b.metadataTopic(r, t, req.IncludeTopicAuthorizedOperations))
 		}
 		return protocol.Reply{Resp: resp}
 	}
@@ -95,7 +95,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 			t, ok = im.TopicsByID[uuid.UUID(rt.TopicID)]
 		}
 		if ok && describe.allowed(t.Name) {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, req.IncludeTopicAuthorizedOperations))
+			resp.Topics = append(resp.Topics, b.metadataTopic(r, t, req.IncludeTopicAuthorizedOperations))
 			continue
 		}
 		mt := kmsg.NewMetadataResponseTopic()
@@ -119,7 +119,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 	return protocol.Reply{Resp: resp}
 }
 
-func (b *Broker) metadataTopic(t *controller.Topic, includeOps bool) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(r *protocol.Request, t *controller.Topic, includeOps bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -127,7 +127,7 @@ func (b *Broker) metadataTopic(t *controller.Topic, includeOps bool) kmsg.Metada
 	mt.IsInternal = t.Internal
 	mt.AuthorizedOperations = authorizedOpsOmitted
 	if includeOps {
-		mt.AuthorizedOperations = topicAllOps
+		mt.AuthorizedOperations = b.authorizedOps(r, sdkauth.ResourceTopic, name, topicAllOps)
 	}
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

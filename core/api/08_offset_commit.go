@@ -7,6 +7,7 @@ import (
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // OffsetCommit v2 is Apache Kafka 4's minimum (KIP-896).
@@ -25,10 +26,22 @@ func (b *Broker) handleOffsetCommit(r *protocol.Request) protocol.Reply {
 	// of the coordinator", whose answer fills it in.
 	codes := make([][]int16, len(req.Topics))
 	var asked [][2]int
+	// Kafka: READ on the group, else every partition fails; then READ on
+	// each topic, before its existence is checked.
+	groupOK := b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group)
+	read := b.topicAuth(r, sdkauth.OpRead)
 	for i, rt := range req.Topics {
 		t, known := im.Topic(rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
+			if !groupOK {
+				codes[i][j] = kerr.GroupAuthorizationFailed.Code
+				continue
+			}
+			if !read.allowed(rt.Topic) {
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if !known || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 				continue

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // OffsetFetch v1 is Apache Kafka 4's minimum (KIP-896); v8+ asks for
@@ -16,6 +18,16 @@ type fetchedGroup struct {
 	topics []string // in answer order
 	parts  map[string][]group.FetchedOffset
 	err    error
+	// denied holds partitions refused for want of READ on their topic.
+	denied map[group.TopicPartition]bool
+}
+
+// code is the error of one fetched partition.
+func (fg *fetchedGroup) code(tp group.TopicPartition) int16 {
+	if fg.denied[tp] {
+		return kerr.TopicAuthorizationFailed.Code
+	}
+	return 0
 }
 
 func (b *Broker) fetchGroupOffsets(req group.FetchRequest) fetchedGroup {
@@ -36,6 +48,79 @@ func (b *Broker) fetchGroupOffsets(req group.FetchRequest) fetchedGroup {
 	return fg
 }
 
+// authorizeOffsetFetch applies Kafka's checks to one group's OffsetFetch:
+// DESCRIBE on the group (false if denied), then READ on each topic. Named
+// partitions of unreadable topics are taken out of the request and returned
+// to be answered with TOPIC_AUTHORIZATION_FAILED; when every partition is
+// asked for, unreadable topics are dropped from the answer silently.
+func (b *Broker) authorizeOffsetFetch(r *protocol.Request, fr *group.FetchRequest) (ok bool, denied []group.TopicPartition, filter func(*fetchedGroup)) {
+	filter = func(*fetchedGroup) {}
+	if b.Security.Authorizer == nil {
+		return true, nil, filter
+	}
+	if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceGroup, fr.Group) {
+		return false, nil, filter
+	}
+	read := b.topicAuth(r, sdkauth.OpRead)
+	if fr.Partitions != nil {
+		kept := fr.Partitions[:0:0]
+		for _, tp := range fr.Partitions {
+			if read.allowed(tp.Topic) {
+				kept = append(kept, tp)
+			} else {
+				denied = append(denied, tp)
+			}
+		}
+		fr.Partitions = kept
+		return true, denied, filter
+	}
+	return true, nil, func(fg *fetchedGroup) {
+		kept := fg.topics[:0:0]
+		for _, t := range fg.topics {
+			if read.allowed(t) {
+				kept = append(kept, t)
+			}
+		}
+		fg.topics = kept
+	}
+}
+
+// addDenied adds the partitions refused by authorizeOffsetFetch to fg's
+// answer, after the others, as Kafka does.
+func (fg *fetchedGroup) addDenied(denied []group.TopicPartition) {
+	if len(denied) == 0 || fg.err != nil {
+		return
+	}
+	fg.denied = map[group.TopicPartition]bool{}
+	for _, tp := range denied {
+		if _, ok := fg.parts[tp.Topic]; !ok {
+			fg.topics = append(fg.topics, tp.Topic)
+		}
+		fg.parts[tp.Topic] = append(fg.parts[tp.Topic], group.FetchedOffset{TopicPartition: tp,
+			Offset: group.Offset{Offset: -1, LeaderEpoch: -1}})
+		fg.denied[tp] = true
+	}
+}
+
+// fetchAuthorized is fetchGroupOffsets behind authorizeOffsetFetch; a group
+// the principal may not describe is answered with GROUP_AUTHORIZATION_FAILED
+// (the code returned; fg is then empty).
+func (b *Broker) fetchAuthorized(r *protocol.Request, fr group.FetchRequest) (fetchedGroup, int16) {
+	ok, denied, filter := b.authorizeOffsetFetch(r, &fr)
+	if !ok {
+		return fetchedGroup{}, kerr.GroupAuthorizationFailed.Code
+	}
+	var fg fetchedGroup
+	if fr.Partitions != nil && len(fr.Partitions) == 0 && len(denied) > 0 {
+		fg = fetchedGroup{parts: map[string][]group.FetchedOffset{}}
+	} else {
+		fg = b.fetchGroupOffsets(fr)
+	}
+	filter(&fg)
+	fg.addDenied(denied)
+	return fg, errCode(fg.err)
+}
+
 func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -53,15 +138,16 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 					}
 				}
 			}
-			fg := b.fetchGroupOffsets(fr)
+			fg, code := b.fetchAuthorized(r, fr)
 			sg := kmsg.NewOffsetFetchResponseGroup()
-			sg.Group, sg.ErrorCode = rg.Group, errCode(fg.err)
+			sg.Group, sg.ErrorCode = rg.Group, code
 			for _, t := range fg.topics {
 				st := kmsg.NewOffsetFetchResponseGroupTopic()
 				st.Topic = t
 				for _, f := range fg.parts[t] {
 					sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					sp.Partition, sp.Offset, sp.LeaderEpoch = f.Partition, f.Offset.Offset, f.LeaderEpoch
+					sp.ErrorCode = fg.code(f.TopicPartition)
 					md := f.Metadata
 					sp.Metadata = &md
 					st.Partitions = append(st.Partitions, sp)
@@ -81,9 +167,8 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 			}
 		}
 	}
-	fg := b.fetchGroupOffsets(fr)
-	if fg.err != nil {
-		code := errCode(fg.err)
+	fg, code := b.fetchAuthorized(r, fr)
+	if code != 0 {
 		resp.ErrorCode = code
 		// v1 has no request-wide error code: each partition carries it.
 		for _, t := range req.Topics {
@@ -104,6 +189,7 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 		for _, f := range fg.parts[t] {
 			sp := kmsg.NewOffsetFetchResponseTopicPartition()
 			sp.Partition, sp.Offset, sp.LeaderEpoch = f.Partition, f.Offset.Offset, f.LeaderEpoch
+			sp.ErrorCode = fg.code(f.TopicPartition)
 			md := f.Metadata
 			sp.Metadata = &md
 			st.Partitions = append(st.Partitions, sp)

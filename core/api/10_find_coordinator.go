@@ -6,6 +6,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // FindCoordinator v0-6; v4+ batches keys.
@@ -25,7 +26,7 @@ func (b *Broker) handleFindCoordinator(r *protocol.Request) protocol.Reply {
 		keys = []string{req.CoordinatorKey}
 	}
 	for _, key := range keys {
-		c := b.findCoordinator(req.CoordinatorType, key)
+		c := b.findCoordinator(r, req.CoordinatorType, key)
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	if r.Version < 4 && len(resp.Coordinators) == 1 {
@@ -36,7 +37,7 @@ func (b *Broker) handleFindCoordinator(r *protocol.Request) protocol.Reply {
 	return protocol.Reply{Resp: resp}
 }
 
-func (b *Broker) findCoordinator(keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (b *Broker) findCoordinator(r *protocol.Request, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(code *kerr.Error, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -46,9 +47,16 @@ func (b *Broker) findCoordinator(keyType int8, key string) kmsg.FindCoordinatorR
 		}
 		return c
 	}
+	// Kafka: DESCRIBE on the group or transactional id being looked up.
 	switch keyType {
 	case coordinatorGroup:
+		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceGroup, key) {
+			return fail(kerr.GroupAuthorizationFailed, "")
+		}
 	case coordinatorTransaction:
+		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceTransactionalID, key) {
+			return fail(kerr.TransactionalIDAuthorizationFailed, "")
+		}
 		return fail(kerr.CoordinatorNotAvailable, "transactions are not available on this broker yet")
 	default:
 		return fail(kerr.InvalidRequest, "unknown coordinator key type")
@@ -71,6 +79,11 @@ func (b *Broker) findCoordinator(keyType int8, key string) kmsg.FindCoordinatorR
 	if leader < 0 || !ok {
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	c.NodeID, c.Host, c.Port = br.NodeID, br.Host, br.Port
+	// The coordinator's address on the listener the client came in on.
+	host, port, ok := endpoint(br, r)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable, "")
+	}
+	c.NodeID, c.Host, c.Port = br.NodeID, host, port
 	return c
 }

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // JoinGroup v0-9. A join usually waits for the rebalance, so the answer
@@ -13,6 +15,11 @@ func init() { reg(11, 0, 9, (*Broker).handleJoinGroup) }
 
 func (b *Broker) handleJoinGroup(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.JoinGroupRequest)
+	if !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group) {
+		resp := joinGroupResponse(r.Version, req, group.JoinResponse{MemberID: req.MemberID, Generation: -1})
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	}
 	if b.Groups == nil {
 		return protocol.Reply{Resp: joinGroupResponse(r.Version, req, group.JoinResponse{Err: group.ErrCoordinatorNotAvailable,
 			MemberID: req.MemberID, Generation: -1})}

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // LeaveGroup v0-5; v3+ batches members (KIP-345).
@@ -13,6 +15,10 @@ func init() { reg(13, 0, 5, (*Broker).handleLeaveGroup) }
 func (b *Broker) handleLeaveGroup(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	}
 	var leaving []group.LeavingMember
 	if r.Version < 3 {
 		leaving = []group.LeavingMember{{MemberID: req.MemberID}}

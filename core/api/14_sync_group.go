@@ -1,10 +1,12 @@
 package api
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // SyncGroup v0-5. Followers wait for the leader's assignment.
@@ -12,6 +14,12 @@ func init() { reg(14, 0, 5, (*Broker).handleSyncGroup) }
 
 func (b *Broker) handleSyncGroup(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.SyncGroupRequest)
+	if !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group) {
+		resp := syncGroupResponse(r.Version, req, group.SyncResponse{})
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		resp.ProtocolType, resp.Protocol = nil, nil
+		return protocol.Reply{Resp: resp}
+	}
 	if b.Groups == nil {
 		return protocol.Reply{Resp: syncGroupResponse(r.Version, req, group.SyncResponse{Err: group.ErrCoordinatorNotAvailable})}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DescribeGroups v0-6; v6 answers GROUP_ID_NOT_FOUND for an unknown group
@@ -21,8 +22,13 @@ func (b *Broker) handleDescribeGroups(r *protocol.Request) protocol.Reply {
 		sg := kmsg.NewDescribeGroupsResponseGroup()
 		sg.Group = id
 		sg.AuthorizedOperations = authorizedOpsOmitted
+		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceGroup, id) {
+			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			sg.AuthorizedOperations = groupOps
+			sg.AuthorizedOperations = b.authorizedOps(r, sdkauth.ResourceGroup, id, groupOps)
 		}
 		var d group.GroupDescription
 		err := group.ErrCoordinatorNotAvailable

@@ -4,6 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // ListGroups v0-5: a states filter from v4, a types filter from v5.
@@ -25,7 +26,13 @@ func (b *Broker) handleListGroups(r *protocol.Request) protocol.Reply {
 	}
 	groups, err := b.Groups.ListGroups(states, types)
 	resp.ErrorCode = errCode(err)
+	// Kafka: DESCRIBE on the cluster lists every group; otherwise only the
+	// groups the principal may describe are listed.
+	all := b.authorizeCluster(r, sdkauth.OpDescribe)
 	for _, g := range groups {
+		if !all && !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceGroup, g.Group) {
+			continue
+		}
 		sg := kmsg.NewListGroupsResponseGroup()
 		sg.Group, sg.ProtocolType, sg.GroupState, sg.GroupType = g.Group, g.ProtocolType, string(g.State), g.Type
 		resp.Groups = append(resp.Groups, sg)

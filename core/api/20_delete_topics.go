@@ -5,7 +5,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DeleteTopics v1 is Apache Kafka 4's minimum; v6 names topics by name or id.
@@ -100,6 +102,7 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 		names, ids = keptNames, keptIDs
 	}
 
+	names, ids = b.authorizeDeletes(r, im, names, ids, add)
 	if len(names)+len(ids) == 0 {
 		return protocol.Reply{Resp: resp}
 	}
@@ -127,4 +130,44 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 		}
 	}
 	return protocol.Reply{Resp: resp}
+}
+
+// authorizeDeletes keeps the topics the principal may delete and answers the
+// others as Kafka does: DESCRIBE and DELETE on the topic are both needed, a
+// name is refused before its existence is checked, and a topic named by id
+// that the principal may not describe is answered without its name. Ids
+// that resolve to no topic are left to the controller (UNKNOWN_TOPIC_ID).
+func (b *Broker) authorizeDeletes(r *protocol.Request, im *controller.Image, names []string, ids []uuid.UUID,
+	add func(*string, [16]byte, *apiError)) ([]string, []uuid.UUID) {
+	if b.Security.Authorizer == nil {
+		return names, ids
+	}
+	describe := b.topicAuth(r, sdkauth.OpDescribe)
+	del := b.topicAuth(r, sdkauth.OpDelete)
+	denied := func() *apiError { return newAPIError(kerr.TopicAuthorizationFailed, "Authorization failed.") }
+	keptNames := names[:0:0]
+	for _, n := range names {
+		if !describe.allowed(n) || !del.allowed(n) {
+			name := n
+			add(&name, uuid.Nil, denied())
+			continue
+		}
+		keptNames = append(keptNames, n)
+	}
+	keptIDs := ids[:0:0]
+	for _, id := range ids {
+		t, ok := im.TopicByID(id)
+		switch {
+		case !ok:
+			keptIDs = append(keptIDs, id)
+		case !describe.allowed(t.Name):
+			add(nil, id, denied())
+		case !del.allowed(t.Name):
+			name := t.Name
+			add(&name, id, denied())
+		default:
+			keptIDs = append(keptIDs, id)
+		}
+	}
+	return keptNames, keptIDs
 }

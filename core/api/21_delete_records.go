@@ -9,6 +9,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DeleteRecords (KIP-107) raises a partition's log start offset.
@@ -20,12 +21,20 @@ const deleteToHighWatermark = -1
 func (b *Broker) handleDeleteRecords(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	// Kafka: DELETE on the topic, checked before the partition's existence.
+	del := b.topicAuth(r, sdkauth.OpDelete)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		allowed := del.allowed(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
+			if !allowed {
+				sp.LowWatermark, sp.ErrorCode = -1, kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			sp.LowWatermark, sp.ErrorCode = b.deleteRecords(rt.Topic, rp.Partition, rp.Offset)
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 func init() { reg(22, 0, 5, (*Broker).handleInitProducerID) }
@@ -16,6 +17,18 @@ func (b *Broker) handleInitProducerID(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	// Kafka: WRITE on the transactional id; an idempotent producer needs
+	// IDEMPOTENT_WRITE on the cluster or, from Kafka 2.8 on, WRITE on any
+	// topic.
+	switch {
+	case req.TransactionalID != nil && !b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	case req.TransactionalID == nil && !b.authorizeCluster(r, sdkauth.OpIdempotentWrite) &&
+		!b.authorizeByResourceType(r, sdkauth.OpWrite, sdkauth.ResourceTopic):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	}
 	if req.TransactionalID != nil {
 		// The transaction coordinator is not part of this broker yet.
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code

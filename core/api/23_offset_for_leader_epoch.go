@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // OffsetForLeaderEpoch v2 is Apache Kafka 4's minimum. Consumers use it to
@@ -21,12 +22,22 @@ func (b *Broker) handleOffsetForLeaderEpoch(r *protocol.Request) protocol.Reply 
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	// Before v3 the field is not sent and reads as its default, -2.
 	leaderOnly := req.ReplicaID != debuggingReplicaID
+	// Kafka: replicas hold CLUSTER_ACTION; consumers (KIP-320) need DESCRIBE
+	// on each topic instead.
+	clusterAction := b.Security.Authorizer == nil || b.authorizeCluster(r, sdkauth.OpClusterAction)
+	describe := b.topicAuth(r, sdkauth.OpDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		allowed := clusterAction || describe.allowed(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
+			if !allowed {
+				sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = kerr.TopicAuthorizationFailed.Code, -1, -1
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = b.epochEndOffset(rt.Topic, rp, leaderOnly)
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DescribeConfigs v1 is Apache Kafka 4's minimum.
@@ -22,7 +23,11 @@ func (b *Broker) handleDescribeConfigs(r *protocol.Request) protocol.Reply {
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		configs, e := b.describeResource(im, rr, opts)
+		var configs []kmsg.DescribeConfigsResponseResourceConfig
+		e := b.configResourceDenied(r, sdkauth.OpDescribeConfigs, rr.ResourceType, rr.ResourceName)
+		if e == nil {
+			configs, e = b.describeResource(im, rr, opts)
+		}
 		// Kafka sends an empty message, not a null one, when there is none.
 		res.ErrorMessage = strPtr("")
 		if e != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // AlterConfigs replaces a resource's whole set of dynamic configs; it is
@@ -25,7 +26,7 @@ func (b *Broker) handleAlterConfigs(r *protocol.Request) protocol.Reply {
 		}
 		changes[i] = c
 	}
-	errs := b.alterConfigs(changes, req.ValidateOnly)
+	errs := b.alterConfigs(r, changes, req.ValidateOnly)
 	for i, rr := range req.Resources {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
@@ -48,10 +49,11 @@ type configChange struct {
 	ops     []controller.ConfigOp
 }
 
-// alterConfigs applies Kafka's checks to each resource and hands the valid
+// alterConfigs applies Kafka's checks (duplicates, then ALTER_CONFIGS on the
+// resource, then the values) to each resource and hands the valid
 // topic changes to the controller. The result holds one error (or nil) per
 // change.
-func (b *Broker) alterConfigs(changes []configChange, validateOnly bool) []*apiError {
+func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, validateOnly bool) []*apiError {
 	errs := make([]*apiError, len(changes))
 	type key struct {
 		typ  kmsg.ConfigResourceType
@@ -66,6 +68,10 @@ func (b *Broker) alterConfigs(changes []configChange, validateOnly bool) []*apiE
 	for i, c := range changes {
 		if count[key{c.typ, c.name}] > 1 {
 			errs[i] = newAPIError(kerr.InvalidRequest, "Each resource must appear at most once.")
+			continue
+		}
+		if e := b.configResourceDenied(r, sdkauth.OpAlterConfigs, c.typ, c.name); e != nil {
+			errs[i] = e
 			continue
 		}
 		if e := b.checkConfigChange(c); e != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DescribeLogDirs v1 is Apache Kafka 4's minimum; v4 adds the volume's total
@@ -18,6 +19,11 @@ func init() { reg(35, 1, 5, (*Broker).handleDescribeLogDirs) }
 func (b *Broker) handleDescribeLogDirs(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	// Kafka: DESCRIBE on the cluster, else an empty answer with the error.
+	if !b.authorizeCluster(r, sdkauth.OpDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	}
 
 	// A null topic list asks for every partition; otherwise only the named
 	// partitions this broker holds are listed.

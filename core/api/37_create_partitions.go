@@ -6,6 +6,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 func init() { reg(37, 0, 3, (*Broker).handleCreatePartitions) }
@@ -28,9 +29,15 @@ func (b *Broker) handleCreatePartitions(r *protocol.Request) protocol.Reply {
 	for _, t := range req.Topics {
 		count[t.Topic]++
 	}
+	// Kafka: ALTER on each topic, checked before the topic's existence.
+	alter := b.topicAuth(r, sdkauth.OpAlter)
 	var reqs []controller.CreatePartitions
 	for _, t := range req.Topics {
 		if count[t.Topic] > 1 {
+			continue
+		}
+		if !alter.allowed(t.Topic) {
+			add(t.Topic, newAPIError(kerr.TopicAuthorizationFailed, "The topic authorization is failed."))
 			continue
 		}
 		cp := controller.CreatePartitions{Topic: t.Topic, Count: t.Count}

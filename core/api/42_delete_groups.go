@@ -1,10 +1,12 @@
 package api
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DeleteGroups v0-2.
@@ -13,17 +15,29 @@ func init() { reg(42, 0, 2, (*Broker).handleDeleteGroups) }
 func (b *Broker) handleDeleteGroups(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	// Kafka: DELETE on each group; refused ones are not touched.
+	allowed := b.authorizeAll(r, sdkauth.OpDelete, sdkauth.ResourceGroup, req.Groups)
+	var ids []string
+	for i, id := range req.Groups {
+		if allowed[i] {
+			ids = append(ids, id)
+		}
+	}
 	var errs []error
-	if b.Groups != nil {
-		errs = b.Groups.DeleteGroups(req.Groups)
+	if b.Groups != nil && len(ids) > 0 {
+		errs = b.Groups.DeleteGroups(ids)
 	}
 	for i, id := range req.Groups {
 		sg := kmsg.NewDeleteGroupsResponseGroup()
 		sg.Group = id
-		if b.Groups == nil {
+		switch {
+		case !allowed[i]:
+			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		case b.Groups == nil:
 			sg.ErrorCode = errCode(group.ErrCoordinatorNotAvailable)
-		} else {
-			sg.ErrorCode = errCode(errs[i])
+		default:
+			sg.ErrorCode = errCode(errs[0])
+			errs = errs[1:]
 		}
 		resp.Groups = append(resp.Groups, sg)
 	}

@@ -22,7 +22,7 @@ func (b *Broker) handleIncrementalAlterConfigs(r *protocol.Request) protocol.Rep
 		}
 		changes[i] = c
 	}
-	errs := b.alterConfigs(changes, req.ValidateOnly)
+	errs := b.alterConfigs(r, changes, req.ValidateOnly)
 	for i, rr := range req.Resources {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // OffsetDelete v0 (KIP-496).
@@ -14,6 +15,12 @@ func init() { reg(47, 0, 0, (*Broker).handleOffsetDelete) }
 func (b *Broker) handleOffsetDelete(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.OffsetDeleteRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	// Kafka: DELETE on the group, then READ on each topic.
+	if !b.authorize(r, sdkauth.OpDelete, sdkauth.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	}
+	read := b.topicAuth(r, sdkauth.OpRead)
 	im := b.Controller.Image()
 	var tps []group.TopicPartition
 	codes := make([][]int16, len(req.Topics))
@@ -22,6 +29,10 @@ func (b *Broker) handleOffsetDelete(r *protocol.Request) protocol.Reply {
 		t, known := im.Topic(rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
+			if !read.allowed(rt.Topic) {
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if !known || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 				continue

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 func init() { reg(60, 0, 2, (*Broker).handleDescribeCluster) }
@@ -52,7 +53,7 @@ func (b *Broker) handleDescribeCluster(r *protocol.Request) protocol.Reply {
 	}
 	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAllOps
+		resp.ClusterAuthorizedOperations = b.authorizedOps(r, sdkauth.ResourceCluster, sdkauth.ClusterName, clusterAllOps)
 	}
 	return protocol.Reply{Resp: resp}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // DescribeTopicPartitions (KIP-966) is what kafka-topics --describe uses from
@@ -71,7 +72,21 @@ func (b *Broker) handleDescribeTopicPartitions(r *protocol.Request) protocol.Rep
 	if remaining < 1 {
 		remaining = 1
 	}
+	// Kafka: topics the principal may not describe are left out of the full
+	// list and answered with TOPIC_AUTHORIZATION_FAILED when named, whether
+	// they exist or not.
+	describe := b.topicAuth(r, sdkauth.OpDescribe)
 	for _, name := range names {
+		if !describe.allowed(name) {
+			if !all {
+				rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				rt.Topic = strPtr(name)
+				rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			continue
+		}
 		if remaining == 0 {
 			// The next page starts at the beginning of this topic.
 			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: name, Partition: 0}
@@ -103,6 +118,13 @@ func (b *Broker) handleDescribeTopicPartitions(r *protocol.Request) protocol.Rep
 			break
 		}
 		remaining -= int32(len(rt.Partitions))
+	}
+	if b.Security.Authorizer != nil {
+		for i := range resp.Topics {
+			if t := &resp.Topics[i]; t.AuthorizedOperations == topicAllOps {
+				t.AuthorizedOperations = b.authorizedOps(r, sdkauth.ResourceTopic, *t.Topic, topicAllOps)
+			}
+		}
 	}
 	return protocol.Reply{Resp: resp}
 }

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gregorbroker/gregor/core/auth"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -115,10 +118,20 @@ func hostOf(r *protocol.Request) string {
 	return h
 }
 
-// authorizeAll decides one operation on several resources of a type; an
-// authorizer error denies (and is logged).
+// authorizeAll decides one operation on several resources of a type.
 func (b *Broker) authorizeAll(r *protocol.Request, op sdkauth.Operation, typ sdkauth.ResourceType, names []string) []bool {
-	out := make([]bool, len(names))
+	actions := make([]sdkauth.Action, len(names))
+	for i, n := range names {
+		actions[i] = sdkauth.Action{Operation: op, Resource: sdkauth.Resource{Type: typ, Name: n, Pattern: sdkauth.PatternLiteral}}
+	}
+	return b.decide(r, actions)
+}
+
+// decide asks the authorizer about actions taken by the request's principal
+// from its host (both are filled in here); no authorizer allows everything,
+// an authorizer error denies (and is logged).
+func (b *Broker) decide(r *protocol.Request, actions []sdkauth.Action) []bool {
+	out := make([]bool, len(actions))
 	az := b.Security.Authorizer
 	if az == nil {
 		for i := range out {
@@ -128,21 +141,67 @@ func (b *Broker) authorizeAll(r *protocol.Request, op sdkauth.Operation, typ sdk
 	}
 	b.syncACLs()
 	p, host := principalOf(r), hostOf(r)
-	actions := make([]sdkauth.Action, len(names))
-	for i, n := range names {
-		actions[i] = sdkauth.Action{Principal: p, Host: host, Operation: op, Resource: sdkauth.Resource{Type: typ, Name: n, Pattern: sdkauth.PatternLiteral}}
+	for i := range actions {
+		actions[i].Principal, actions[i].Host = p, host
 	}
 	decisions := make([]sdkauth.Decision, len(actions))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := az.Authorize(ctx, actions, decisions); err != nil {
-		b.Logger.Warn("authorizer failed; denying", "principal", p.String(), "operation", op.String(), "err", err)
+		b.Logger.Warn("authorizer failed; denying", "principal", p.String(), "err", err)
 		return out
 	}
 	for i, d := range decisions {
 		out[i] = d == sdkauth.Allow
 	}
 	return out
+}
+
+// byResourceType is an authorizer that can tell whether a principal may
+// perform an operation on some resource of a type (KIP-679); the built-in
+// ACL authorizer can.
+type byResourceType interface {
+	AllowedByResourceType(sdkauth.Action) bool
+}
+
+// authorizeByResourceType decides op on any resource of typ. An authorizer
+// that cannot answer the question denies, which only makes the caller fall
+// back to the narrower check.
+func (b *Broker) authorizeByResourceType(r *protocol.Request, op sdkauth.Operation, typ sdkauth.ResourceType) bool {
+	az := b.Security.Authorizer
+	if az == nil {
+		return true
+	}
+	rt, ok := az.(byResourceType)
+	if !ok {
+		return false
+	}
+	b.syncACLs()
+	return rt.AllowedByResourceType(sdkauth.Action{Principal: principalOf(r), Host: hostOf(r), Operation: op,
+		Resource: sdkauth.Resource{Type: typ, Pattern: sdkauth.PatternLiteral}})
+}
+
+// authorizedOps is the bit set (1<<operation) of the operations in all that
+// the principal may perform on a resource, as DescribeCluster, Metadata and
+// DescribeGroups report it (KIP-430).
+func (b *Broker) authorizedOps(r *protocol.Request, typ sdkauth.ResourceType, name string, all int32) int32 {
+	if b.Security.Authorizer == nil {
+		return all
+	}
+	var actions []sdkauth.Action
+	for bit := 0; bit < 31; bit++ {
+		if all&(1<<bit) != 0 {
+			actions = append(actions, sdkauth.Action{Operation: sdkauth.Operation(bit),
+				Resource: sdkauth.Resource{Type: typ, Name: name, Pattern: sdkauth.PatternLiteral}})
+		}
+	}
+	var ops int32
+	for i, ok := range b.decide(r, actions) {
+		if ok {
+			ops |= 1 << int32(actions[i].Operation)
+		}
+	}
+	return ops
 }
 
 // authorize decides one operation on one resource.
@@ -153,6 +212,31 @@ func (b *Broker) authorize(r *protocol.Request, op sdkauth.Operation, typ sdkaut
 // authorizeCluster decides an operation on the cluster resource.
 func (b *Broker) authorizeCluster(r *protocol.Request, op sdkauth.Operation) bool {
 	return b.authorize(r, op, sdkauth.ResourceCluster, sdkauth.ClusterName)
+}
+
+// configResourceDenied decides op (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a
+// config resource as Kafka does: a topic is its own resource, a broker or
+// broker logger is the cluster. It returns nil when allowed, and the error
+// Kafka answers otherwise.
+func (b *Broker) configResourceDenied(r *protocol.Request, op sdkauth.Operation, typ kmsg.ConfigResourceType, name string) *apiError {
+	if b.Security.Authorizer == nil {
+		return nil
+	}
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if !b.authorize(r, op, sdkauth.ResourceTopic, name) {
+			return newAPIError(kerr.TopicAuthorizationFailed, "Topic authorization failed.")
+		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if !b.authorize(r, op, sdkauth.ResourceGroup, name) {
+			return newAPIError(kerr.GroupAuthorizationFailed, "Group authorization failed.")
+		}
+	default:
+		if !b.authorizeCluster(r, op) {
+			return newAPIError(kerr.ClusterAuthorizationFailed, "Cluster authorization failed.")
+		}
+	}
+	return nil
 }
 
 // topicAuthorizer caches topic decisions within one request.

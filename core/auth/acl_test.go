@@ -165,3 +165,53 @@ func TestFilterMatches(t *testing.T) {
 		t.Fatalf("unknown codes accepted: %v", err)
 	}
 }
+
+// TestAllowedByResourceType checks KIP-679's "may do op on some resource of
+// the type" against Kafka's rules for dominating denies.
+func TestAllowedByResourceType(t *testing.T) {
+	lit, pre := sdkauth.PatternLiteral, sdkauth.PatternPrefixed
+	w := sdkauth.OpWrite
+	for _, tc := range []struct {
+		name string
+		acls []ACL
+		user string
+		want bool
+	}{
+		{"no acls", nil, "User:a", false},
+		{"literal allow", []ACL{acl(topic("t", lit), "User:a", "*", w, PermissionAllow)}, "User:a", true},
+		{"allow for another principal", []ACL{acl(topic("t", lit), "User:b", "*", w, PermissionAllow)}, "User:a", false},
+		{"wildcard principal", []ACL{acl(topic("t", lit), "User:*", "*", w, PermissionAllow)}, "User:a", true},
+		{"allow of another op", []ACL{acl(topic("t", lit), "User:a", "*", sdkauth.OpRead, PermissionAllow)}, "User:a", false},
+		{"allow all ops", []ACL{acl(topic("t", lit), "User:a", "*", sdkauth.OpAll, PermissionAllow)}, "User:a", true},
+		{"literal deny of the same name", []ACL{
+			acl(topic("t", lit), "User:a", "*", w, PermissionAllow),
+			acl(topic("t", lit), "User:a", "*", w, PermissionDeny)}, "User:a", false},
+		{"prefixed deny dominates", []ACL{
+			acl(topic("team-x", lit), "User:a", "*", w, PermissionAllow),
+			acl(topic("team-", pre), "User:a", "*", w, PermissionDeny)}, "User:a", false},
+		{"prefixed deny does not dominate a shorter prefix", []ACL{
+			acl(topic("team", pre), "User:a", "*", w, PermissionAllow),
+			acl(topic("team-", pre), "User:a", "*", w, PermissionDeny)}, "User:a", true},
+		{"wildcard deny", []ACL{
+			acl(topic("t", lit), "User:a", "*", w, PermissionAllow),
+			acl(topic("*", lit), "User:a", "*", w, PermissionDeny)}, "User:a", false},
+		{"wildcard allow", []ACL{acl(topic("*", lit), "User:a", "*", w, PermissionAllow)}, "User:a", true},
+		{"deny for another host", []ACL{
+			acl(topic("t", lit), "User:a", "*", w, PermissionAllow),
+			acl(topic("t", lit), "User:a", "9.9.9.9", w, PermissionDeny)}, "User:a", true},
+		{"super user", nil, "User:admin", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := NewACLAuthorizer([]string{"User:admin"}, false)
+			z.SetACLs(tc.acls)
+			p, err := sdkauth.ParsePrincipal(tc.user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			act := sdkauth.Action{Principal: p, Host: "1.2.3.4", Operation: w, Resource: sdkauth.Resource{Type: sdkauth.ResourceTopic}}
+			if got := z.AllowedByResourceType(act); got != tc.want {
+				t.Fatalf("AllowedByResourceType = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -131,3 +131,70 @@ func (idx *aclIndex) matching(t sdkauth.ResourceType, name string) []ACL {
 	}
 	return out
 }
+
+// AllowedByResourceType reports whether act.Principal may perform
+// act.Operation on at least one resource of act.Resource.Type (the name and
+// pattern are ignored): Kafka's authorizeByResourceType (KIP-679), which
+// lets an idempotent producer in without IDEMPOTENT_WRITE when it may write
+// to some topic. Super users may; a matching DENY on the literal wildcard
+// forbids everything; otherwise some ALLOW (for the operation or ALL) must
+// name a literal resource not denied literally, or a pattern no prefixed
+// DENY dominates.
+func (a *ACLAuthorizer) AllowedByResourceType(act sdkauth.Action) bool {
+	probe := act
+	probe.Resource = sdkauth.Resource{Type: act.Resource.Type, Name: "hardcode", Pattern: sdkauth.PatternLiteral}
+	idx := a.index.Load()
+	if a.allowed(idx, probe) {
+		return true
+	}
+	principal := act.Principal.String()
+	denyLiteral, denyPrefixed := map[string]bool{}, map[string]bool{}
+	var allows []sdkauth.Resource
+	consider := func(e ACL) bool {
+		if !entryApplies(e, principal, act.Host) || (e.Operation != act.Operation && e.Operation != sdkauth.OpAll) {
+			return true
+		}
+		switch {
+		case e.Permission == PermissionDeny && e.Resource.Pattern == sdkauth.PatternPrefixed:
+			denyPrefixed[e.Resource.Name] = true
+		case e.Permission == PermissionDeny && e.Resource.Name == WildcardResource:
+			return false
+		case e.Permission == PermissionDeny:
+			denyLiteral[e.Resource.Name] = true
+		case e.Permission == PermissionAllow:
+			allows = append(allows, e.Resource)
+		}
+		return true
+	}
+	for _, byName := range idx.literal[act.Resource.Type] {
+		for _, e := range byName {
+			if !consider(e) {
+				return false
+			}
+		}
+	}
+	for _, e := range idx.prefixed[act.Resource.Type] {
+		consider(e)
+	}
+	for _, r := range allows {
+		if r.Pattern == sdkauth.PatternLiteral && r.Name == WildcardResource {
+			return true
+		}
+	}
+	for _, r := range allows {
+		if r.Pattern == sdkauth.PatternLiteral && denyLiteral[r.Name] {
+			continue
+		}
+		dominated := false
+		for i := 1; i <= len(r.Name); i++ {
+			if denyPrefixed[r.Name[:i]] {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			return true
+		}
+	}
+	return false
+}
