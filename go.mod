@@ -7,6 +7,7 @@ require (
 	github.com/IBM/sarama v1.61.1
 	github.com/google/uuid v1.6.0
 	github.com/gregorbroker/gregor/sdk v0.0.0-00010101000000-000000000000
+	github.com/gregorbroker/gregor/sdk/clients v0.0.0-00010101000000-000000000000
 	github.com/gregorbroker/gregor/sdk/plugin v0.0.0-00010101000000-000000000000
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
@@ -68,5 +69,7 @@ require (
 )
 
 replace github.com/gregorbroker/gregor/sdk => ./sdk
+
+replace github.com/gregorbroker/gregor/sdk/clients => ./sdk/clients
 
 replace github.com/gregorbroker/gregor/sdk/plugin => ./sdk/plugin
