@@ -26,6 +26,10 @@ type produceOpts struct {
 	headers      []string
 	timeout      time.Duration
 	maxLineBytes int
+
+	partitionerWASM    string
+	partitionerConfig  string
+	partitionerTimeout time.Duration
 }
 
 func newProduceCmd() *cobra.Command {
@@ -44,6 +48,15 @@ records go to the partition Kafka's default partitioner picks (murmur2 of the
 key), so they land where a Java producer would put them; records without a key
 are spread in sticky batches. --partition overrides both.
 
+With --partitioner-wasm, records are placed by that WebAssembly partitioner
+module instead (the module a topic names in its gregor.partitioner config;
+see hooks/ABI.md), so they land where the broker's produce-over-HTTP puts them
+and pass a topic's placement check (gregor.partitioner.enforce=true). The
+module sees each record's key, value and headers; --partitioner-config is its
+configuration, as the [extensions.NAME] config table in broker.toml would be.
+If the module fails for a record, the record is placed by Kafka's default
+rule and the command exits non-zero naming the failure.
+
 When standard input ends, every record is flushed and a summary (records,
 bytes, first and last offset per partition) is printed to standard error. The
 exit status is non-zero if any record failed.
@@ -53,11 +66,15 @@ automatically (topics.auto_create in broker.toml).`,
 		Example: `  echo 'hello' | gregor produce greetings
   printf 'user-1:{"clicks":3}\nuser-2:{"clicks":5}\n' | gregor produce clicks --key-separator :
   gregor produce logs --compression zstd --acks 1 --header source=nginx < access.log
-  seq 1000 | gregor produce numbers --partition 0`,
+  seq 1000 | gregor produce numbers --partition 0
+  gregor produce orders -K : -H region=eu --partitioner-wasm region.wasm < orders.txt`,
 		Args: argsOne("TOPIC"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, got %d", o.partition)
+			}
+			if o.partition >= 0 && o.partitionerWASM != "" {
+				return usagef("--partition and --partitioner-wasm exclude each other")
 			}
 			return runProduce(cmd, cf, o, args[0])
 		},
@@ -71,6 +88,9 @@ automatically (topics.auto_create in broker.toml).`,
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "add header key=value to every record; repeat for several")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "fail a record not acknowledged within this time (Kafka's delivery.timeout.ms)")
 	f.IntVar(&o.maxLineBytes, "max-line-bytes", 1<<20, "longest input line accepted")
+	f.StringVar(&o.partitionerWASM, "partitioner-wasm", "", "place records with the WebAssembly partitioner module in `FILE` (a topic's gregor.partitioner)")
+	f.StringVar(&o.partitionerConfig, "partitioner-config", "{}", "configuration of the --partitioner-wasm module, a `JSON` object")
+	f.DurationVar(&o.partitionerTimeout, "partitioner-timeout", 0, "time limit per --partitioner-wasm call (0: none)")
 	return cmd
 }
 
@@ -130,6 +150,14 @@ func runProduce(cmd *cobra.Command, cf *clusterFlags, o *produceOpts, topic stri
 	opts, err := o.producerOptions()
 	if err != nil {
 		return err
+	}
+	var wp *wasmPartitioner
+	if o.partitionerWASM != "" {
+		if wp, err = loadWASMPartitioner(cmd.Context(), o.partitionerWASM, o.partitionerConfig, o.partitionerTimeout); err != nil {
+			return err
+		}
+		defer wp.close() // after the client is closed
+		opts = append(opts, wp.option())
 	}
 	hdrs, err := parseKeyValues("header", o.headers, false)
 	if err != nil {
@@ -202,6 +230,11 @@ read:
 			stats.failed, stats.failed+stats.records, explainProduceError(topic, stats.firstErr))
 	case flushErr != nil:
 		return fmt.Errorf("produce: flush: %w", flushErr)
+	}
+	if wp != nil {
+		if err := wp.err(); err != nil {
+			return fmt.Errorf("produce: %w", err)
+		}
 	}
 	return nil
 }
