@@ -60,6 +60,12 @@ func (b *Broker) ProduceRecords(ctx context.Context, topic string, recs []httpap
 		in := make([]partitioner.Record, len(unplaced))
 		for j, i := range unplaced {
 			in[j] = partitioner.Record{Key: recs[i].Key, Value: recs[i].Value}
+			if hs := recs[i].Headers; len(hs) > 0 {
+				in[j].Headers = make([]partitioner.Header, len(hs))
+				for k, h := range hs {
+					in[j].Headers[k] = partitioner.Header{Key: h.Key, Value: h.Value}
+				}
+			}
 		}
 		out := make([]int32, len(in))
 		if err := p.PartitionBatch(in, n, out); err != nil {
@@ -117,6 +123,12 @@ func (b *Broker) appendHTTP(im *controller.Image, topic string, part int32, recs
 	batchRecs := make([]record.Record, len(idx))
 	for j, i := range idx {
 		batchRecs[j] = record.Record{Key: recs[i].Key, Value: recs[i].Value}
+		if hs := recs[i].Headers; len(hs) > 0 {
+			batchRecs[j].Headers = make([]record.RecordHeader, len(hs))
+			for k, h := range hs {
+				batchRecs[j].Headers[k] = record.RecordHeader{Key: h.Key, Value: h.Value}
+			}
+		}
 	}
 	now := time.Now
 	if b.Now != nil {

@@ -25,7 +25,14 @@ const (
 // topic's partitioner choose.
 type ProduceRecord struct {
 	Key, Value []byte // nil for null
+	Headers    []ProduceHeader
 	Partition  int32
+}
+
+// ProduceHeader is one record header.
+type ProduceHeader struct {
+	Key   string
+	Value []byte // nil for null
 }
 
 // ProduceResult is where a record went, or why it did not. ErrorCode is
@@ -94,6 +101,13 @@ type produceRequest struct {
 		Key       json.RawMessage `json:"key"`
 		Value     json.RawMessage `json:"value"`
 		Partition *int32          `json:"partition"`
+		// Headers are not part of the REST Proxy v2 format; they are
+		// accepted as REST Proxy v3 writes them (name, base64 value) so
+		// that header-aware partitioners see what Kafka clients send.
+		Headers []struct {
+			Name  *string `json:"name"`
+			Value *string `json:"value"`
+		} `json:"headers"`
 	} `json:"records"`
 	// Schemas belong to the Avro, JSON Schema and Protobuf formats, which
 	// this endpoint does not offer.
@@ -165,6 +179,25 @@ func produceHandler(p Producer, maxBody int64) http.HandlerFunc {
 				return
 			}
 			records[i] = ProduceRecord{Key: key, Value: value, Partition: -1}
+			if len(rec.Headers) > 0 {
+				records[i].Headers = make([]ProduceHeader, len(rec.Headers))
+			}
+			for j, h := range rec.Headers {
+				if h.Name == nil {
+					fail(w, http.StatusUnprocessableEntity, codeInvalidPayload, "records[%d].headers[%d] has no name", i, j)
+					return
+				}
+				records[i].Headers[j].Key = *h.Name
+				if h.Value == nil {
+					continue
+				}
+				v, err := base64.StdEncoding.DecodeString(*h.Value)
+				if err != nil {
+					fail(w, http.StatusUnprocessableEntity, codeInvalidPayload, "records[%d].headers[%d].value: not base64: %v", i, j, err)
+					return
+				}
+				records[i].Headers[j].Value = v
+			}
 			if rec.Partition != nil {
 				if *rec.Partition < 0 {
 					fail(w, http.StatusUnprocessableEntity, codeInvalidPayload, "records[%d].partition %d is negative", i, *rec.Partition)
