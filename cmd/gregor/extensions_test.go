@@ -22,6 +22,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/server"
+	"github.com/gregorbroker/gregor/loader"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
@@ -113,7 +114,7 @@ func TestBrokerServesThroughAKilledPlugin(t *testing.T) {
 	opts := server.Options{Logger: logger}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	closeAll, err := openExtensions(ctx, cfg, &opts, logger)
+	closeAll, err := loader.Open(ctx, cfg, &opts, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/server"
+	"github.com/gregorbroker/gregor/loader"
 )
 
 func newServeCmd() *cobra.Command {
@@ -41,7 +42,7 @@ cleanly: listeners close, logs are flushed and checkpointed.`,
 				logger.Warn("no config file; using defaults", "config", configPath)
 			}
 			opts := server.Options{Logger: logger}
-			closeExtensions, err := openExtensions(cmd.Context(), cfg, &opts, logger)
+			closeExtensions, err := loader.Open(cmd.Context(), cfg, &opts, logger)
 			if err != nil {
 				return err
 			}

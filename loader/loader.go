@@ -1,4 +1,10 @@
-package main
+// Package loader opens the extensions a broker.toml declares
+// ([extensions.NAME]): WebAssembly modules through hooks and plugin
+// processes through plugins, and hands them to the server as sdk contracts
+// in server.Options. It is the one wiring path shared by `gregor serve` and
+// the tests that start a broker the way serve does. It owns no extension
+// behaviour: fallback rules are the broker's (core/extension).
+package loader
 
 import (
 	"context"
@@ -18,11 +24,12 @@ import (
 	"github.com/gregorbroker/gregor/sdk/retention"
 )
 
-// openExtensions opens every [extensions.NAME] of cfg: WASM modules through
-// hooks, plugin processes through plugins. It fills opts with them and
-// returns a function that closes them all. The adapters get no fallback:
-// the broker applies each extension's fallback rule itself.
-func openExtensions(ctx context.Context, cfg config.Config, opts *server.Options, logger *slog.Logger) (closeAll func(), err error) {
+// Open opens every [extensions.NAME] of cfg: WASM modules through hooks,
+// plugin processes through plugins. It fills opts with them and returns a
+// function that closes them all; on error, whatever was opened is closed.
+// The adapters get no fallback: the broker applies each extension's
+// fallback rule itself.
+func Open(ctx context.Context, cfg config.Config, opts *server.Options, logger *slog.Logger) (closeAll func(), err error) {
 	var closers []func()
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -44,7 +51,7 @@ func openExtensions(ctx context.Context, cfg config.Config, opts *server.Options
 		log := logger.With("extension", name)
 		settings, err := json.Marshal(decl.Config)
 		if err != nil {
-			return nil, fmt.Errorf("extensions.%s.config: %w", name, err)
+			return nil, fmt.Errorf("loader: extensions.%s.config: %w", name, err)
 		}
 		if decl.Config == nil {
 			settings = []byte("{}")
@@ -59,7 +66,7 @@ func openExtensions(ctx context.Context, cfg config.Config, opts *server.Options
 			impl, closer, err = openPlugin(name, decl, settings, log)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("extensions.%s: %w", name, err)
+			return nil, fmt.Errorf("loader: extensions.%s: %w", name, err)
 		}
 		closers = append(closers, closer)
 		if err := register(opts, name, decl.Kind, impl); err != nil {
@@ -105,7 +112,7 @@ func register(opts *server.Options, name, kind string, impl any) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("extensions.%s: a %T is not a %s", name, impl, kind)
+		return fmt.Errorf("loader: extensions.%s: a %T is not a %s", name, impl, kind)
 	}
 	return nil
 }
