@@ -1,0 +1,22 @@
+package txn
+
+import "errors"
+
+// Errors of the coordinator; the protocol edge maps each to a Kafka code.
+var (
+	ErrNotCoordinator            = errors.New("txn: not the coordinator of this transactional id")
+	ErrCoordinatorLoadInProgress = errors.New("txn: coordinator is loading")
+	ErrCoordinatorNotAvailable   = errors.New("txn: coordinator not available")
+	ErrInvalidProducerIDMapping  = errors.New("txn: producer id does not match the transactional id")
+	ErrProducerFenced            = errors.New("txn: producer fenced by a newer epoch")
+	ErrConcurrentTransactions    = errors.New("txn: a transaction of this id is completing")
+	ErrInvalidTxnState           = errors.New("txn: invalid transaction state")
+	ErrInvalidTimeout            = errors.New("txn: invalid transaction timeout")
+	ErrInvalidRequest            = errors.New("txn: invalid request")
+	ErrTransactionalIDNotFound   = errors.New("txn: transactional id not found")
+	// ErrStorage is a failed append to __transaction_state; the state did
+	// not change.
+	ErrStorage = errors.New("txn: cannot write the transaction log")
+	// ErrCorrupt is a __transaction_state record that does not decode.
+	ErrCorrupt = errors.New("txn: corrupt transaction log record")
+)
