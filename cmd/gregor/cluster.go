@@ -28,6 +28,7 @@ const (
 type clusterFlags struct {
 	bootstrap      string
 	connectTimeout time.Duration
+	security       securityFlags
 }
 
 // register adds --bootstrap and --connect-timeout to fs.
@@ -40,6 +41,7 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 		"comma-separated host:port list of brokers to contact first (env "+bootstrapEnv+")")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second,
 		"how long to wait for a broker to answer before giving up")
+	f.security.register(fs)
 }
 
 // parseBootstrap splits and checks a --bootstrap value.
@@ -79,11 +81,16 @@ func (f *clusterFlags) connect(ctx context.Context, opts ...kgo.Opt) (*kgo.Clien
 	if f.connectTimeout <= 0 {
 		return nil, usagef("--connect-timeout must be positive, got %v", f.connectTimeout)
 	}
+	secOpts, err := f.security.opts()
+	if err != nil {
+		return nil, err
+	}
 	all := append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(clientID),
 		kgo.DialTimeout(f.connectTimeout),
-	}, opts...)
+	}, secOpts...)
+	all = append(all, opts...)
 	cl, err := kgo.NewClient(all...)
 	if err != nil {
 		return nil, fmt.Errorf("client setup: %w", err)
