@@ -27,6 +27,9 @@ type shard struct {
 	resigned bool
 	groups   map[string]*group
 	timerSeq uint64
+	// txnPending holds uncommitted transactional offsets by producer id
+	// (txn_offsets.go).
+	txnPending map[int64]pendingTxn
 }
 
 func newShard(c *Coordinator, index int32, p *partition.Partition, epoch int32) *shard {
@@ -53,6 +56,7 @@ func (s *shard) resign() {
 		return
 	}
 	s.resigned = true
+	s.txnPending = nil
 	for _, g := range s.groups {
 		g.shutdown()
 	}
@@ -144,6 +148,7 @@ type loadState struct {
 	seen    map[string]bool
 	skipped int
 	corrupt int
+	pending map[int64]pendingTxn // transactional offsets awaiting their marker
 }
 
 func (ls *loadState) note(group string) {
@@ -197,8 +202,8 @@ func (s *shard) replay() (*loadState, error) {
 		seen: map[string]bool{}}
 	l := s.p.Log()
 	err := l.Scan(l.LogStartOffset(), func(h record.Header, batch []byte) error {
-		if h.IsControl() || h.IsTransactional() {
-			return nil
+		if h.IsTransactional() {
+			return ls.applyTxnBatch(h, batch)
 		}
 		return record.Records(batch, maxLoadRecordBytes, func(r record.Record) error {
 			if err := ls.apply(r.Key, r.Value); err != nil {
@@ -247,6 +252,7 @@ func (s *shard) load() {
 		g.classic = restoreClassic(s, g, meta, now)
 		s.groups[id] = g
 	}
+	s.txnPending = ls.pending
 	s.loaded = true
 	s.c.log.Info("loaded group state", "partition", s.index, "groups", len(s.groups),
 		"skipped_records", ls.skipped, "corrupt_records", ls.corrupt, "took", time.Since(start).Round(time.Millisecond))
