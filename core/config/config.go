@@ -28,7 +28,9 @@ type Config struct {
 	Topics    Topics    `toml:"topics"`
 	Limits    Limits    `toml:"limits"`
 	Groups    Groups    `toml:"groups"`
-	Security  Security  `toml:"security"`
+	// Transactions configures the transaction coordinator.
+	Transactions Transactions `toml:"transactions"`
+	Security     Security     `toml:"security"`
 	// Extensions are the WASM modules and plugin processes, by name.
 	Extensions map[string]Extension `toml:"extensions"`
 }
@@ -94,6 +96,41 @@ type Limits struct {
 	// MaxConnectionsPerIP caps connections from one address; 0 means
 	// unlimited (Kafka's max.connections.per.ip).
 	MaxConnectionsPerIP int `toml:"max_connections_per_ip"`
+}
+
+// Transactions configures the transaction coordinator and its
+// __transaction_state topic (Kafka's transaction.state.log.* and
+// transaction.* broker settings).
+type Transactions struct {
+	// StateLogPartitions is the partition count of __transaction_state when
+	// it is created (transaction.state.log.num.partitions).
+	StateLogPartitions int32 `toml:"state_log_partitions"`
+	// StateLogReplicationFactor is its replication factor, capped at the
+	// number of registered brokers.
+	StateLogReplicationFactor int16 `toml:"state_log_replication_factor"`
+	// StateLogSegmentBytes is its segment.bytes.
+	StateLogSegmentBytes int64 `toml:"state_log_segment_bytes"`
+	// MaxTimeoutMs bounds the transaction.timeout.ms producers may ask for.
+	MaxTimeoutMs int64 `toml:"max_timeout_ms"`
+	// AbortTimedOutCheckIntervalMs is how often open transactions are
+	// checked against their timeout.
+	AbortTimedOutCheckIntervalMs int64 `toml:"abort_timed_out_check_interval_ms"`
+}
+
+func (t *Transactions) validate(bad func(key, format string, args ...any) error) error {
+	switch {
+	case t.StateLogPartitions < 1:
+		return bad("transactions.state_log_partitions", "%d is below 1", t.StateLogPartitions)
+	case t.StateLogReplicationFactor < 1:
+		return bad("transactions.state_log_replication_factor", "%d is below 1", t.StateLogReplicationFactor)
+	case t.StateLogSegmentBytes < 14 || t.StateLogSegmentBytes > 1<<31-1:
+		return bad("transactions.state_log_segment_bytes", "%d is not in [14, %d]", t.StateLogSegmentBytes, int64(1<<31-1))
+	case t.MaxTimeoutMs < 1 || t.MaxTimeoutMs > 1<<31-1:
+		return bad("transactions.max_timeout_ms", "%d is not in [1, %d]", t.MaxTimeoutMs, int64(1<<31-1))
+	case t.AbortTimedOutCheckIntervalMs < 1:
+		return bad("transactions.abort_timed_out_check_interval_ms", "%d is below 1", t.AbortTimedOutCheckIntervalMs)
+	}
+	return nil
 }
 
 // Groups configures the group coordinator and its __consumer_offsets topic.
@@ -171,6 +208,13 @@ func Default() Config {
 			MaxRequestBytes: 100 << 20,
 		},
 		Security: defaultSecurity(),
+		Transactions: Transactions{
+			StateLogPartitions:           50,
+			StateLogReplicationFactor:    3,
+			StateLogSegmentBytes:         100 << 20,
+			MaxTimeoutMs:                 900000,
+			AbortTimedOutCheckIntervalMs: 10000,
+		},
 		Groups: Groups{
 			OffsetsTopicPartitions:           50,
 			OffsetsTopicReplicationFactor:    3,
@@ -297,6 +341,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateExtensions(bad); err != nil {
+		return err
+	}
+	if err := c.Transactions.validate(bad); err != nil {
 		return err
 	}
 	return c.Groups.validate(bad)
