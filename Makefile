@@ -61,6 +61,7 @@ clean:
 	rm -rf bin
 
 include interop/interop.mk
+include web/console/console.mk
 
 # WebAssembly extension examples: the Go guests (GOOS=wasip1, c-shared) and
 # the AssemblyScript murmur2 (npm). Their tests build them too, so `make test`
