@@ -53,9 +53,9 @@ func (h *LagHistory) Samples(group string) []LagSample {
 	return append([]LagSample{}, h.samples[group]...)
 }
 
-// SampleLag records every group's lag from a now until ctx ends, every
-// interval; tick delivers the moments (a time.Ticker's channel in the
-// broker, a test's own channel in tests).
+// SampleLag records every group's lag at each moment tick delivers (a
+// time.Ticker's channel in the broker, a test's own channel in tests)
+// until ctx ends.
 func SampleLag(ctx context.Context, a Admin, h *LagHistory, tick <-chan time.Time) {
 	for {
 		select {
