@@ -31,7 +31,10 @@ func (f *fakeAdmin) Cluster(ctx context.Context) (Cluster, error) {
 	f.seen(ctx)
 	return Cluster{ClusterID: "c1", Brokers: []Broker{{NodeID: 1}}}, f.err
 }
-func (f *fakeAdmin) Topics(ctx context.Context) ([]TopicSummary, error) { f.seen(ctx); return nil, f.err }
+func (f *fakeAdmin) Topics(ctx context.Context) ([]TopicSummary, error) {
+	f.seen(ctx)
+	return nil, f.err
+}
 func (f *fakeAdmin) Topic(ctx context.Context, name string) (TopicDetail, error) {
 	f.seen(ctx)
 	return TopicDetail{TopicSummary: TopicSummary{Name: name}}, f.err
@@ -49,7 +52,10 @@ func (f *fakeAdmin) Group(ctx context.Context, id string) (GroupDetail, error) {
 	f.seen(ctx)
 	return GroupDetail{GroupSummary: GroupSummary{Group: id}}, f.err
 }
-func (f *fakeAdmin) Extensions(ctx context.Context) ([]Extension, error) { f.seen(ctx); return nil, f.err }
+func (f *fakeAdmin) Extensions(ctx context.Context) ([]Extension, error) {
+	f.seen(ctx)
+	return nil, f.err
+}
 
 // fakeAuth accepts alice/secret and the token "good".
 type fakeAuth struct{}
