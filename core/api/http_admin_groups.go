@@ -53,9 +53,6 @@ func (v adminView) Groups(ctx context.Context) ([]httpapi.GroupSummary, error) {
 		if d, err := b.Groups.DescribeGroup(l.Group); err == nil {
 			s.Members = len(d.Members)
 		}
-		if d, err := b.Groups.DescribeConsumerGroup(l.Group); err == nil {
-			s.Members = len(d.Members)
-		}
 		lags, _ := b.groupLag(ctx, l.Group, nil)
 		for _, pl := range lags {
 			if pl.Lag > 0 {
@@ -118,32 +115,22 @@ func (v adminView) Group(ctx context.Context, id string) (httpapi.GroupDetail, e
 	gd := httpapi.GroupDetail{GroupSummary: httpapi.GroupSummary{Group: id, Type: d.Type, State: string(d.State),
 		ProtocolType: d.ProtocolType}, Protocol: d.Protocol, MemberList: []httpapi.GroupMember{}, LagByTopic: map[string]int64{}}
 	owner := map[group.TopicPartition]string{}
-	if cd, err := b.Groups.DescribeConsumerGroup(id); err == nil {
-		gd.Protocol = cd.Assignor
-		for _, m := range cd.Members {
-			gm := httpapi.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost,
-				InstanceID: deref(m.InstanceID), Assignment: m.Assignment}
-			gd.MemberList = append(gd.MemberList, gm)
-		}
-	} else {
-		for _, m := range d.Members {
-			gm := httpapi.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost,
-				InstanceID: deref(m.InstanceID), Assignment: map[string][]int32{}}
-			if d.ProtocolType == "consumer" && len(m.Assignment) > 0 {
-				var a kmsg.ConsumerMemberAssignment
-				if a.ReadFrom(m.Assignment) == nil {
-					for _, t := range a.Topics {
-						gm.Assignment[t.Topic] = append(gm.Assignment[t.Topic], t.Partitions...)
-					}
+	// Members of consumer (KIP-848) groups are not listed yet: DescribeGroup
+	// shows such a group's type and state only.
+	for _, m := range d.Members {
+		gm := httpapi.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+			InstanceID: deref(m.InstanceID), Assignment: map[string][]int32{}}
+		if d.ProtocolType == "consumer" && len(m.Assignment) > 0 {
+			var a kmsg.ConsumerMemberAssignment
+			if a.ReadFrom(m.Assignment) == nil {
+				for _, t := range a.Topics {
+					gm.Assignment[t.Topic] = append(gm.Assignment[t.Topic], t.Partitions...)
 				}
 			}
-			gd.MemberList = append(gd.MemberList, gm)
 		}
+		gd.MemberList = append(gd.MemberList, gm)
 	}
 	for _, m := range gd.MemberList {
-		if m.Assignment == nil {
-			continue
-		}
 		for t, ps := range m.Assignment {
 			for _, p := range ps {
 				owner[group.TopicPartition{Topic: t, Partition: p}] = m.MemberID

@@ -269,6 +269,29 @@ func TestAdminAPIFollowsACLs(t *testing.T) {
 		}
 		return strings.Join(n, ",")
 	}
+	// Produce over HTTP is authorized for the authenticated principal.
+	post := func(user, pass, topic string) int {
+		req, _ := http.NewRequest("POST", b.base+"/topics/"+topic, strings.NewReader(`{"records":[{"key":"k","value":{"x":1}}]}`))
+		req.Header.Set("Content-Type", httpapi.ContentTypeJSON)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := post("alice", "a-pw", "orders"); s != 403 {
+		t.Errorf("alice (READ only) produced over HTTP: %d, want 403", s)
+	}
+	if s := post("admin", "root-pw", "secret"); s != 200 {
+		t.Errorf("admin produced over HTTP: %d, want 200", s)
+	}
+	if s := post("", "", "secret"); s != 403 {
+		t.Errorf("anonymous produced over HTTP: %d, want 403", s)
+	}
 	for _, tc := range []struct {
 		name, user, pass, path string
 		want                   int
