@@ -31,13 +31,20 @@ func (b *Broker) ProduceRecords(ctx context.Context, topic string, recs []httpap
 		return nil, httpapi.ErrTopicNotFound
 	}
 	if a := b.Security.Authorizer; a != nil {
-		// The HTTP listener does not authenticate: its producer is
-		// User:ANONYMOUS, and writes where the authorizer lets anyone.
-		act := []sdkauth.Action{{Principal: sdkauth.Anonymous, Host: httpapi.ClientHost(ctx), Operation: sdkauth.OpWrite,
+		// The producer is the principal the HTTP listener authenticated
+		// (User:ANONYMOUS without credentials).
+		principal := sdkauth.Anonymous
+		if ps, ok := httpapi.RequestPrincipal(ctx); ok {
+			if p, err := sdkauth.ParsePrincipal(ps); err == nil {
+				principal = p
+			}
+		}
+		b.syncACLs()
+		act := []sdkauth.Action{{Principal: principal, Host: httpapi.ClientHost(ctx), Operation: sdkauth.OpWrite,
 			Resource: sdkauth.Resource{Type: sdkauth.ResourceTopic, Name: topic, Pattern: sdkauth.PatternLiteral}}}
 		dec := make([]sdkauth.Decision, 1)
 		if err := a.Authorize(ctx, act, dec); err != nil || dec[0] != sdkauth.Allow {
-			return nil, fmt.Errorf("%w: User:ANONYMOUS may not write to %s", httpapi.ErrNotAuthorized, topic)
+			return nil, fmt.Errorf("%w: %s may not write to %s", httpapi.ErrNotAuthorized, principal, topic)
 		}
 	}
 	n := int32(len(t.Partitions))
