@@ -51,6 +51,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newConsumeCmd())
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newPluginCmd())
+	root.AddCommand(newMirrorCmd())
 	return root
 }
 

@@ -1,0 +1,218 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// syncEvery bounds how long an active partition goes without a position
+// sync, which bounds the records re-read when a session resumes.
+const syncEvery = time.Second
+
+// copier is copy mode: one source consumer over every mirrored partition
+// (read_committed: aborted records and markers are not copied) feeding the
+// session's idempotent target producer, partition to partition, in order.
+type copier struct {
+	s  *session
+	cl *kgo.Client
+}
+
+func newCopier(s *session) (*copier, error) {
+	cl, err := newClient(s.cfg.Source, "gregor-mirror-"+s.cfg.Target.Name,
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		kgo.FetchMaxWait(250*time.Millisecond),
+		kgo.FetchMaxPartitionBytes(s.cfg.Mirror.MaxFetchBytes),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &copier{s: s, cl: cl}, nil
+}
+
+func (c *copier) close() { c.cl.Close() }
+
+// add starts consuming partitions of a source topic at the given offsets.
+func (c *copier) add(topic string, offsets map[int32]int64) {
+	ps := make(map[int32]kgo.Offset, len(offsets))
+	for p, o := range offsets {
+		ps[p] = kgo.NewOffset().At(o)
+	}
+	c.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: ps})
+}
+
+// remove stops consuming partitions.
+func (c *copier) remove(topic string, parts ...int32) {
+	c.cl.RemoveConsumePartitions(map[string][]int32{topic: parts})
+}
+
+// run polls the source and produces every record until ctx ends.
+func (c *copier) run(ctx context.Context) {
+	for {
+		fs := c.cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			c.fetchError(ctx, topic, p, err)
+		})
+		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			st, ok := c.s.m.lookup(fp.Topic, fp.Partition)
+			if !ok {
+				return
+			}
+			st.mu.Lock()
+			if fp.HighWatermark >= 0 {
+				st.sourceEnd = fp.HighWatermark
+			}
+			running := st.state == StateMirroring
+			st.mu.Unlock()
+			if !running {
+				return
+			}
+			for _, r := range fp.Records {
+				c.produce(ctx, st, r)
+			}
+		})
+	}
+}
+
+// produce writes one source record to the same partition of the target
+// topic; the acknowledgement advances the partition's offset map.
+func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Record) {
+	up := src.Offset
+	ts := src.Timestamp
+	size := len(src.Key) + len(src.Value)
+	for _, h := range src.Headers {
+		size += len(h.Key) + len(h.Value)
+	}
+	out := &kgo.Record{Topic: st.target, Partition: src.Partition, Key: src.Key, Value: src.Value,
+		Headers: src.Headers, Timestamp: ts}
+	st.mu.Lock()
+	st.fetchNext = up + 1
+	st.mu.Unlock()
+	c.s.dst.Produce(ctx, out, func(r *kgo.Record, err error) {
+		if err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("mirror: write %s[%d] (source offset %d) to %s: %w", st.topic, st.partition, up, st.target, err)
+				st.fail(err)
+				c.s.report(err)
+			}
+			return
+		}
+		now := c.s.m.opts.Now()
+		st.mu.Lock()
+		newRun := st.offsets.add(up, r.Offset)
+		st.records++
+		needSync := newRun || now.Sub(st.lastSync) >= syncEvery
+		if needSync {
+			st.lastSync, st.syncedUp = now, up
+		}
+		st.mu.Unlock()
+		st.met.records.Inc()
+		st.met.bytes.Add(float64(size))
+		age := now.Sub(ts).Seconds()
+		st.met.age.Set(age)
+		st.met.latency.Observe(age)
+		if needSync {
+			c.writeSync(ctx, OffsetSync{Topic: st.topic, Partition: st.partition, Upstream: up, Downstream: r.Offset})
+		}
+	})
+}
+
+// writeSync appends an offset sync; losing one only makes a resume re-read
+// more, so failures are logged.
+func (c *copier) writeSync(ctx context.Context, sync OffsetSync) {
+	rec := &kgo.Record{Topic: OffsetSyncsTopic(c.s.cfg.Source.Name), Partition: 0, Key: sync.Key(), Value: sync.Value()}
+	c.s.dst.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+		if err != nil && ctx.Err() == nil {
+			c.s.m.log.Warn("offset sync not written", "topic", sync.Topic, "partition", sync.Partition, "err", err)
+		}
+	})
+}
+
+// syncIdle writes a position sync for partitions whose last mirrored record
+// has none yet (they went idle within syncEvery of the last one).
+func (c *copier) syncIdle() {
+	ctx := context.Background()
+	c.s.m.mu.Lock()
+	parts := make([]*partitionState, 0, len(c.s.m.parts))
+	for _, st := range c.s.m.parts {
+		parts = append(parts, st)
+	}
+	c.s.m.mu.Unlock()
+	for _, st := range parts {
+		st.mu.Lock()
+		n := len(st.offsets.runs)
+		var sync OffsetSync
+		need := false
+		if n > 0 && st.state == StateMirroring {
+			last := st.offsets.runs[n-1]
+			up := last.up + (st.offsets.tgtNext - last.down) - 1
+			if up != st.syncedUp && up >= 0 {
+				need = true
+				sync = OffsetSync{Topic: st.topic, Partition: st.partition, Upstream: up, Downstream: st.offsets.tgtNext - 1}
+				st.syncedUp, st.lastSync = up, c.s.m.opts.Now()
+			}
+		}
+		st.mu.Unlock()
+		if need {
+			c.writeSync(ctx, sync)
+		}
+	}
+}
+
+// fetchError handles a partition's fetch error. Offset out of range means
+// the source deleted records the mirror had not copied (or lost its log);
+// it is reported and, by on_source_gap, stops the partition or skips to the
+// log start counting what was lost. Other errors are retried by the client.
+func (c *copier) fetchError(ctx context.Context, topic string, p int32, err error) {
+	st, ok := c.s.m.lookup(topic, p)
+	if !ok || !errors.Is(err, kerr.OffsetOutOfRange) {
+		if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+			c.s.m.log.Warn("source fetch error", "topic", topic, "partition", p, "err", err)
+		}
+		return
+	}
+	st.mu.Lock()
+	pos := st.fetchNext
+	if pos == 0 {
+		pos = st.offsets.srcNext
+	}
+	st.mu.Unlock()
+	starts, lerr := c.s.srcAdm.ListStartOffsets(ctx, topic)
+	var start int64 = -1
+	if lerr == nil {
+		if o, ok := starts.Lookup(topic, p); ok && o.Err == nil {
+			start = o.Offset
+		}
+	}
+	c.remove(topic, p)
+	if start < 0 || start <= pos {
+		gerr := fmt.Errorf("mirror: source %s[%d] answered offset %d out of range but its log start is %d: the source log is behind the mirror",
+			topic, p, pos, start)
+		c.s.m.log.Error("partition stopped", "topic", topic, "partition", p, "err", gerr)
+		st.fail(gerr)
+		return
+	}
+	lost := start - pos
+	st.met.gap.Add(float64(lost))
+	gerr := fmt.Errorf("mirror: source %s[%d] deleted offsets %d to %d (%d offsets) before they were mirrored",
+		topic, p, pos, start-1, lost)
+	if c.s.cfg.Mirror.OnSourceGap == GapStop {
+		c.s.m.log.Error("partition stopped (on_source_gap = stop)", "topic", topic, "partition", p, "err", gerr)
+		st.fail(gerr)
+		return
+	}
+	c.s.m.log.Error("skipping deleted offsets (on_source_gap = skip)", "topic", topic, "partition", p, "err", gerr)
+	st.mu.Lock()
+	st.fetchNext = start
+	st.err = gerr
+	st.mu.Unlock()
+	c.add(topic, map[int32]int64{p: start})
+}

@@ -1,0 +1,293 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// RunOptions carries what a mirror needs from its caller.
+type RunOptions struct {
+	// Name labels metrics and logs; default "SOURCE->TARGET".
+	Name   string
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Registerer receives the mirror's metrics; nil keeps them private.
+	Registerer prometheus.Registerer
+	// RetryBackoff is the pause before a failed session starts again.
+	RetryBackoff time.Duration
+	// After returns a channel that delivers after d (time.After by
+	// default); tests inject it with Now.
+	After func(d time.Duration) <-chan time.Time
+}
+
+// Mirror replicates selected topics and group offsets from a source cluster
+// to a target cluster until its context ends.
+type Mirror struct {
+	cfg  Config
+	opts RunOptions
+	pol  policy
+	met  *metrics
+	log  *slog.Logger
+
+	// mu guards parts, skipped and lastErr. Each partitionState has its
+	// own lock for its offsets.
+	mu      sync.Mutex
+	parts   map[topicPartition]*partitionState
+	skipped map[string]string
+	lastErr error
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// Partition states.
+const (
+	StateResuming  = "resuming"
+	StateMirroring = "mirroring"
+	StateStopped   = "stopped"
+	StatePromoted  = "promoted"
+)
+
+// partitionState is what the mirror knows of one source partition.
+type partitionState struct {
+	topic, target string
+	partition     int32
+	met           partitionMetrics
+
+	// mu guards everything below; it is held briefly by the replicator,
+	// the checkpointer and Status.
+	mu sync.Mutex
+	// offsets translates in copy mode; in link mode only srcNext is used
+	// (target offsets equal source offsets).
+	offsets offsetMap
+	// fetchNext is the offset after the last record handed to the target
+	// (acknowledged or not).
+	fetchNext int64
+	sourceEnd int64
+	records   int64
+	state     string
+	err       error
+	// lastSync is when the last offset sync was written and syncedUp its
+	// upstream offset.
+	lastSync time.Time
+	syncedUp int64
+}
+
+// New checks cfg and builds a mirror; nothing connects until Run.
+func New(cfg Config, opts RunOptions) (*Mirror, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Name == "" {
+		opts.Name = cfg.Source.Name + "->" + cfg.Target.Name
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = 2 * time.Second
+	}
+	met, err := newMetrics(opts.Name, opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Mirror{
+		cfg: cfg, opts: opts, pol: newPolicy(cfg), met: met,
+		log:     opts.Logger.With("mirror", opts.Name),
+		parts:   map[topicPartition]*partitionState{},
+		skipped: map[string]string{},
+	}, nil
+}
+
+// Config is the mirror's configuration.
+func (m *Mirror) Config() Config { return m.cfg }
+
+// Run mirrors until ctx ends. A session that fails (a cluster unreachable, a
+// write refused) is logged and started again after a pause; each session
+// resumes every partition from what the target holds, so nothing is lost or
+// written twice. Run returns nil when ctx ends.
+func (m *Mirror) Run(ctx context.Context) error {
+	for {
+		err := m.runSession(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.mu.Lock()
+		m.lastErr = err
+		m.mu.Unlock()
+		m.log.Error("mirror session failed; restarting", "err", err, "backoff", m.opts.RetryBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.opts.After(m.opts.RetryBackoff):
+		}
+	}
+}
+
+func (m *Mirror) runSession(ctx context.Context) error {
+	s, err := newSession(ctx, m)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	err = s.run(ctx)
+	if err == nil && ctx.Err() == nil {
+		err = errors.New("mirror: session ended")
+	}
+	return err
+}
+
+// state returns (creating) the state of a source partition.
+func (m *Mirror) state(topic string, p int32) *partitionState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := topicPartition{topic, p}
+	st, ok := m.parts[k]
+	if !ok {
+		st = &partitionState{topic: topic, target: m.pol.TargetTopic(topic), partition: p,
+			met: m.met.partition(topic, p), state: StateResuming, syncedUp: -2}
+		m.parts[k] = st
+	}
+	return st
+}
+
+// lookup returns the state of a source partition, if known.
+func (m *Mirror) lookup(topic string, p int32) (*partitionState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.parts[topicPartition{topic, p}]
+	return st, ok
+}
+
+// translate maps a group's committed source offset to the target.
+func (st *partitionState) translate(mode string, committed int64) (int64, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.state != StateMirroring && st.state != StateStopped && st.state != StatePromoted {
+		return 0, false
+	}
+	if mode == ModeLink {
+		if committed > st.offsets.srcNext {
+			return 0, false
+		}
+		return committed, true
+	}
+	return st.offsets.translate(committed)
+}
+
+func (st *partitionState) fail(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.state != StateStopped {
+		st.met.failures.Inc()
+	}
+	st.state, st.err = StateStopped, err
+}
+
+// Status is a snapshot of the mirror for people and tools.
+type Status struct {
+	Name       string
+	Source     string
+	Target     string
+	Mode       string
+	Partitions []PartitionStatus
+	// Skipped names source topics that are not mirrored, with the reason.
+	Skipped map[string]string
+	// LastError is the error that ended the previous session, if any.
+	LastError string
+}
+
+// PartitionStatus is one source partition's progress.
+type PartitionStatus struct {
+	Topic       string
+	Partition   int32
+	TargetTopic string
+	// Position is the next source offset to mirror; SourceEnd the source's
+	// high watermark when last seen; Lag their difference.
+	Position  int64
+	SourceEnd int64
+	Lag       int64
+	Records   int64
+	State     string
+	Error     string
+}
+
+// Lag sums the partitions' lag.
+func (s Status) Lag() int64 {
+	var n int64
+	for _, p := range s.Partitions {
+		n += p.Lag
+	}
+	return n
+}
+
+// Status reports the mirror's progress.
+func (m *Mirror) Status() Status {
+	m.mu.Lock()
+	out := Status{Name: m.opts.Name, Source: m.cfg.Source.Name, Target: m.cfg.Target.Name, Mode: m.cfg.Mirror.Mode,
+		Skipped: make(map[string]string, len(m.skipped))}
+	for t, why := range m.skipped {
+		out.Skipped[t] = why
+	}
+	if m.lastErr != nil {
+		out.LastError = m.lastErr.Error()
+	}
+	parts := make([]*partitionState, 0, len(m.parts))
+	for _, st := range m.parts {
+		parts = append(parts, st)
+	}
+	m.mu.Unlock()
+	for _, st := range parts {
+		st.mu.Lock()
+		ps := PartitionStatus{Topic: st.topic, Partition: st.partition, TargetTopic: st.target,
+			Position: st.offsets.srcNext, SourceEnd: st.sourceEnd, Records: st.records, State: st.state}
+		if st.err != nil {
+			ps.Error = st.err.Error()
+		}
+		st.mu.Unlock()
+		if ps.SourceEnd > ps.Position {
+			ps.Lag = ps.SourceEnd - ps.Position
+		}
+		out.Partitions = append(out.Partitions, ps)
+	}
+	sort.Slice(out.Partitions, func(i, j int) bool {
+		a, b := out.Partitions[i], out.Partitions[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// String is a one-line summary for progress output.
+func (s Status) String() string {
+	var mirroring, stopped int
+	var records int64
+	for _, p := range s.Partitions {
+		records += p.Records
+		switch p.State {
+		case StateMirroring:
+			mirroring++
+		case StateStopped:
+			stopped++
+		}
+	}
+	return fmt.Sprintf("%s: %d partitions mirroring, %d stopped, %d records copied, lag %d",
+		s.Name, mirroring, stopped, records, s.Lag())
+}
