@@ -31,7 +31,7 @@ func newMetrics(name string, reg prometheus.Registerer) (*metrics, error) {
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gregor_mirror_records_total",
 			Help: "Records written to the target.", ConstLabels: cl}, part),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gregor_mirror_bytes_total",
-			Help: "Bytes written to the target (record batches in link mode; keys, values and headers in copy mode).",
+			Help:        "Bytes written to the target (record batches in link mode; keys, values and headers in copy mode).",
 			ConstLabels: cl}, part),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gregor_mirror_lag_records",
 			Help: "Source high watermark minus the next source offset to mirror.", ConstLabels: cl}, part),

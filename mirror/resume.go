@@ -244,4 +244,3 @@ func readRange(ctx context.Context, c Cluster, topic string, p int32, from int64
 		}
 	}
 }
-
