@@ -56,6 +56,12 @@ type Server struct {
 	// MaxConnectionsPerIP caps concurrent connections from one address;
 	// 0 is unlimited.
 	MaxConnectionsPerIP int
+	// Limiter, shared by a broker's listeners, bounds connections across
+	// all of them (total, per address, creation rate); nil is none.
+	Limiter *ConnLimiter
+	// RequestQuota throttles clients for the time their requests take;
+	// nil is none.
+	RequestQuota RequestQuota
 	// Now and After are the clock; nil means the wall clock.
 	Now   func() time.Time
 	After func(time.Duration) <-chan time.Time
@@ -129,14 +135,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			c.Close()
 			continue
 		}
+		ip := remoteIP(c.RemoteAddr())
+		if why := s.Limiter.Admit(ip); why != "" {
+			s.Logger.Warn("connection refused", "remote", c.RemoteAddr(), "reason", string(why))
+			s.Metrics.connRefused()
+			c.Close()
+			continue
+		}
 		if !s.track(c, true) {
 			s.Logger.Warn("connection refused: per-address limit reached", "remote", c.RemoteAddr(), "limit", s.MaxConnectionsPerIP)
+			s.Limiter.Release(ip)
 			c.Close()
 			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.Limiter.Release(ip)
 			defer s.track(c, false)
 			s.serveConn(ctx, c)
 		}()
@@ -292,8 +307,17 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		api, _ := s.Registry.Lookup(hdr.Key)
-		reply := s.handle(api, &Request{Key: hdr.Key, Version: hdr.Version, CorrelationID: hdr.CorrelationID,
-			ClientID: hdr.ClientID, Msg: req, Conn: info}, log)
+		r := &Request{Key: hdr.Key, Version: hdr.Version, CorrelationID: hdr.CorrelationID,
+			ClientID: hdr.ClientID, Msg: req, Conn: info}
+		reply := s.handle(api, r, log)
+		throttle := reply.Throttle
+		if s.RequestQuota != nil && !throttleExempt(hdr.Key) && info.Authenticated() {
+			throttle = max(throttle, s.RequestQuota(r, time.Since(start)))
+		}
+		if throttle > 0 {
+			applyThrottle(&reply, throttle)
+			s.Metrics.throttled()
+		}
 		p := pending{hdr: hdr, reply: reply, start: start}
 		if ferr := info.takeFailure(); ferr != nil {
 			s.Metrics.authFailed()
@@ -309,6 +333,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		enqueue(p)
 		if p.reply.Close {
 			return
+		}
+		if throttle > 0 {
+			// Muted: nothing more is read from a client over its quota
+			// until its throttle time has passed.
+			select {
+			case <-s.After(throttle):
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }

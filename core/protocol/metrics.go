@@ -19,6 +19,8 @@ type Metrics struct {
 	accepted    prometheus.Counter
 	authFail    prometheus.Counter
 	authOK      prometheus.Counter
+	refused     prometheus.Counter
+	throttles   prometheus.Counter
 }
 
 // NewMetrics registers the wire metrics with reg.
@@ -53,8 +55,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		authOK: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gregor_successful_authentication_total", Help: "Successful SASL authentications.",
 		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_connections_refused_total", Help: "Kafka connections refused by a connection limit or creation rate.",
+		}),
+		throttles: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_throttled_requests_total", Help: "Responses throttled for a client quota.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted, m.authFail, m.authOK)
+	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted, m.authFail, m.authOK,
+		m.refused, m.throttles)
 	return m
 }
 
@@ -114,5 +123,17 @@ func (m *Metrics) authFailed() {
 func (m *Metrics) authSucceeded() {
 	if m != nil {
 		m.authOK.Inc()
+	}
+}
+
+func (m *Metrics) connRefused() {
+	if m != nil {
+		m.refused.Inc()
+	}
+}
+
+func (m *Metrics) throttled() {
+	if m != nil {
+		m.throttles.Inc()
 	}
 }

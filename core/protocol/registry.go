@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,6 +21,10 @@ type Reply struct {
 	None bool
 	// Close asks for the connection to be closed after this reply.
 	Close bool
+	// Throttle is how long a client over its quota is held back: the
+	// response carries it as throttle_time_ms and the connection is not
+	// read from again until it has passed (Kafka mutes the channel).
+	Throttle time.Duration
 }
 
 // Request is one decoded request.
