@@ -20,4 +20,6 @@ var (
 	ErrInvalidACL = errors.New("auth: invalid ACL")
 	// ErrInvalidCredential means a SCRAM credential that cannot be used.
 	ErrInvalidCredential = errors.New("auth: invalid SCRAM credential")
+	// ErrInvalidQuota means a client quota Kafka would reject.
+	ErrInvalidQuota = errors.New("auth: invalid quota")
 )
