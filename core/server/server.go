@@ -237,7 +237,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
-	reg.MustRegister(partition.NewCollector(broker.Partitions))
+	reg.MustRegister(partition.NewCollector(broker.Partitions).WithNodeID(s.cfg.NodeID), broker.MetricsCollector())
 	if broker.Extensions != nil {
 		reg.MustRegister(broker.Extensions)
 	}
