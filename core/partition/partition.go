@@ -59,6 +59,8 @@ type Partition struct {
 	producers   *producerState
 	hwChanged   chan struct{} // closed and replaced whenever the high watermark moves
 	closed      bool
+
+	traffic traffic // atomic counters; not guarded by mu
 }
 
 // New wraps an opened log as a partition, loading the producer state from the
@@ -105,6 +107,9 @@ func (p *Partition) SetLeadership(leader, epoch int32, replicas, isr []int32) {
 		if err := p.log.AssignEpochStart(epoch); err != nil {
 			p.logger.Error("cannot record leader epoch", "epoch", epoch, "err", err)
 		}
+	}
+	if len(p.replicas) > 0 {
+		p.traffic.isrChanged(p.isr, isr)
 	}
 	p.leader, p.leaderEpoch = leader, epoch
 	p.replicas = append(p.replicas[:0], replicas...)
@@ -234,6 +239,7 @@ func (p *Partition) Append(records []byte) (AppendResult, error) {
 		res.LastOffset = h.LastOffset()
 	}
 	p.snapDirty = true
+	p.traffic.appended(records, headers)
 	res.LogAppendTime = appendTime
 	res.LogStartOffset = p.log.LogStartOffset()
 	p.advanceHighWatermarkLocked()
@@ -358,6 +364,7 @@ func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResu
 		return res, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	res.Records = b
+	p.traffic.bytesOut.Add(int64(len(b)))
 	return res, nil
 }
 

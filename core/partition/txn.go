@@ -155,6 +155,7 @@ func (p *Partition) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) 
 		return res, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	res.Records = b
+	p.traffic.bytesOut.Add(int64(len(b)))
 	if len(b) > 0 {
 		upTo := off.LastStableOffset
 		for it := record.Batches(b); it.Next(); {
