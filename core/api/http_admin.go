@@ -274,14 +274,19 @@ func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out 
 	next = start
 	copied := 0
 	for len(out) < limit {
-		res, err := p.Read(next, maxBytes, true)
+		// The log is read directly: browsing is not fetch traffic.
+		off := p.Offsets()
+		if next >= off.HighWatermark {
+			return out, next, false, nil
+		}
+		batches, err := p.Log().Read(next, maxBytes, off.HighWatermark, true)
 		if err != nil {
 			return out, next, false, err
 		}
-		if len(res.Records) == 0 {
+		if len(batches) == 0 {
 			return out, next, false, nil
 		}
-		it := record.Batches(res.Records)
+		it := record.Batches(batches)
 		for it.Next() {
 			h := it.Header()
 			if h.IsControl() {
@@ -323,7 +328,7 @@ func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out 
 		if err := it.Err(); err != nil {
 			return out, next, false, err
 		}
-		if next >= res.HighWatermark {
+		if next >= off.HighWatermark {
 			return out, next, false, nil
 		}
 		if copied >= maxBytes {
