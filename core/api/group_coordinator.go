@@ -144,10 +144,11 @@ func (b *Broker) groupCode(err error) int16 {
 }
 
 // topicsCache holds the topic list consumer groups assign from, rebuilt
-// when the metadata image changes.
+// when the metadata image changes. Images are immutable, so the image
+// pointer identifies the list (several brokers may share a process).
 type topicsCache struct {
-	mu     sync.Mutex // guards offset, topics
-	offset uint64
+	mu     sync.Mutex // guards im, topics
+	im     *controller.Image
 	topics map[string]group.TopicInfo
 }
 
@@ -158,12 +159,12 @@ func (b *Broker) GroupTopics() map[string]group.TopicInfo {
 	im := b.Controller.Image()
 	groupTopics.mu.Lock()
 	defer groupTopics.mu.Unlock()
-	if groupTopics.topics == nil || groupTopics.offset != im.Offset {
+	if groupTopics.im != im {
 		m := make(map[string]group.TopicInfo, len(im.Topics))
 		for name, t := range im.Topics {
 			m[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
 		}
-		groupTopics.topics, groupTopics.offset = m, im.Offset
+		groupTopics.topics, groupTopics.im = m, im
 	}
 	return groupTopics.topics
 }

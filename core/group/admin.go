@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -142,4 +143,66 @@ func (c *Coordinator) deleteGroup(id string) error {
 	delete(s.groups, id)
 	s.c.log.Info("deleted group", "group", id, "offsets", len(g.offsets))
 	return nil
+}
+
+// ConsumerMemberDescription is a consumer group member as
+// ConsumerGroupDescribe shows it; assignments are by topic name.
+type ConsumerMemberDescription struct {
+	MemberID         string
+	InstanceID       *string
+	RackID           *string
+	MemberEpoch      int32
+	ClientID         string
+	ClientHost       string
+	SubscribedTopics []string
+	SubscribedRegex  *string
+	Assignment       map[string][]int32
+	Target           map[string][]int32
+}
+
+// ConsumerGroupDescription is a consumer (KIP-848) group.
+type ConsumerGroupDescription struct {
+	Group           string
+	State           State
+	Epoch           int32
+	AssignmentEpoch int32
+	Assignor        string
+	Members         []ConsumerMemberDescription
+}
+
+// DescribeConsumerGroup describes a consumer group; a missing group, or a
+// classic one, is ErrGroupIDNotFound.
+func (c *Coordinator) DescribeConsumerGroup(id string) (ConsumerGroupDescription, error) {
+	s, err := c.lockShard(id)
+	if err != nil {
+		return ConsumerGroupDescription{}, err
+	}
+	defer s.mu.Unlock()
+	g := s.group(id)
+	if g == nil {
+		return ConsumerGroupDescription{}, ErrGroupIDNotFound
+	}
+	if g.consumer == nil {
+		return ConsumerGroupDescription{}, fmt.Errorf("%w: group %s is not a consumer group", ErrGroupIDNotFound, id)
+	}
+	cg := g.consumer
+	d := ConsumerGroupDescription{Group: id, State: cg.state(), Epoch: cg.epoch, AssignmentEpoch: cg.assignmentEpoch,
+		Assignor: cg.assignor}
+	if d.Assignor == "" {
+		d.Assignor = c.cfg.ConsumerAssignors[0]
+	}
+	ids := make([]string, 0, len(cg.members))
+	for mid := range cg.members {
+		ids = append(ids, mid)
+	}
+	sort.Strings(ids)
+	for _, mid := range ids {
+		m := cg.members[mid]
+		d.Members = append(d.Members, ConsumerMemberDescription{
+			MemberID: m.id, InstanceID: m.instanceID, RackID: m.rackID, MemberEpoch: m.epoch,
+			ClientID: m.clientID, ClientHost: m.clientHost, SubscribedTopics: append([]string(nil), m.topics...),
+			SubscribedRegex: m.regex, Assignment: m.assigned.sorted(), Target: setOf(cg.target[mid]).sorted(),
+		})
+	}
+	return d, nil
 }

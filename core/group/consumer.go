@@ -2,16 +2,71 @@ package group
 
 import (
 	"fmt"
+	"hash/fnv"
+	"regexp"
+	"sort"
 	"time"
 )
 
+// memberState is where a consumer group member is in reconciling its
+// assignment with the target assignment (Kafka's MemberState).
+type memberState int
+
+const (
+	memberStable     memberState = iota
+	memberUnrevoked              // must give up partitions before its epoch advances
+	memberUnreleased             // at the target epoch, waiting for partitions others still own
+)
+
+// partSet is a set of partitions.
+type partSet map[topicPart]bool
+
+func (s partSet) sorted() map[string][]int32 {
+	out := map[string][]int32{}
+	for tp := range s {
+		out[tp.topic] = append(out[tp.topic], tp.partition)
+	}
+	for t := range out {
+		sort.Slice(out[t], func(i, j int) bool { return out[t][i] < out[t][j] })
+	}
+	return out
+}
+
+func setOf(m map[string][]int32) partSet {
+	s := partSet{}
+	for t, ps := range m {
+		for _, p := range ps {
+			s[topicPart{t, p}] = true
+		}
+	}
+	return s
+}
+
+func (s partSet) equal(o partSet) bool {
+	if len(s) != len(o) {
+		return false
+	}
+	for tp := range s {
+		if !o[tp] {
+			return false
+		}
+	}
+	return true
+}
+
 // consumerGroup is the membership of a consumer group of KIP-848: members
 // heartbeat with their subscriptions and the coordinator assigns partitions.
+// It is kept in memory: after a restart or a leadership change members are
+// told UNKNOWN_MEMBER_ID and join again, keeping the group's offsets.
 type consumerGroup struct {
 	g               *group
-	epoch           int32 // the group epoch, bumped when membership or subscriptions change
+	epoch           int32 // the group epoch, bumped when members or subscriptions change
 	assignmentEpoch int32 // the group epoch the target assignment was computed for
 	members         map[string]*consumerMember
+	instances       map[string]string // group.instance.id -> member id
+	target          assignment
+	assignor        string
+	metaHash        uint64 // fingerprint of the subscribed topics' metadata
 	stateTime       time.Time
 }
 
@@ -23,10 +78,23 @@ type consumerMember struct {
 	clientID         string
 	clientHost       string
 	epoch            int32
+	previousEpoch    int32
+	state            memberState
 	rebalanceTimeout time.Duration
-	topics           []string
+	topics           []string // subscribed topic names, sorted
+	regex            *string
 	assignor         string
+	assigned         partSet // what the member owns at its epoch
+	revoking         partSet // what it must give up
+	lastSent         partSet // the assignment last sent to it
+	departed         bool    // a static member that left temporarily (epoch -2)
 	session          deadline
+	revocation       deadline
+}
+
+func newConsumerGroup(g *group, now time.Time) *consumerGroup {
+	return &consumerGroup{g: g, members: map[string]*consumerMember{}, instances: map[string]string{},
+		target: assignment{}, stateTime: now}
 }
 
 func (cg *consumerGroup) state() State {
@@ -37,7 +105,7 @@ func (cg *consumerGroup) state() State {
 		return StateAssigning
 	}
 	for _, m := range cg.members {
-		if m.epoch != cg.assignmentEpoch {
+		if m.epoch != cg.assignmentEpoch || m.state != memberStable {
 			return StateReconciling
 		}
 	}
@@ -57,6 +125,7 @@ func (cg *consumerGroup) subscribedTopics() map[string]bool {
 func (cg *consumerGroup) shutdown() {
 	for _, m := range cg.members {
 		m.session.stop()
+		m.revocation.stop()
 	}
 }
 
@@ -81,7 +150,9 @@ func (cg *consumerGroup) validateFetch(memberID string, epoch int32) error {
 }
 
 // validateConsumerCommit checks an offset commit against a consumer group:
-// one without a member id commits only into an empty group.
+// one without a member id commits only into an empty group. A commit from
+// the member's previous epoch is accepted: it was made for partitions the
+// member owned until its last heartbeat moved it on.
 func (s *shard) validateConsumerCommit(g *group, memberID string, epoch int32) error {
 	cg := g.consumer
 	if epoch < 0 && memberID == "" && len(cg.members) == 0 {
@@ -91,5 +162,88 @@ func (s *shard) validateConsumerCommit(g *group, memberID string, epoch int32) e
 	if m == nil {
 		return ErrUnknownMemberID
 	}
+	if epoch > 0 && epoch == m.previousEpoch && epoch < m.epoch {
+		return nil
+	}
 	return validateMemberEpoch(epoch, m.epoch)
+}
+
+// resolveTopics is the member's subscription against the topics that exist:
+// its names, and the topics its regular expression matches.
+func resolveTopics(m *consumerMember, topics map[string]TopicInfo) []string {
+	var out []string
+	for _, t := range m.topics {
+		if _, ok := topics[t]; ok {
+			out = append(out, t)
+		}
+	}
+	if m.regex != nil {
+		if re, err := regexp.Compile("^(?:" + *m.regex + ")$"); err == nil {
+			for t := range topics {
+				if re.MatchString(t) && !contains(out, t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// metadataHash fingerprints what the target assignment depends on besides
+// the members: every subscribed topic's id and partition count.
+func (cg *consumerGroup) metadataHash(topics map[string]TopicInfo) uint64 {
+	names := map[string]bool{}
+	for _, m := range cg.members {
+		for _, t := range resolveTopics(m, topics) {
+			names[t] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for t := range names {
+		sorted = append(sorted, t)
+	}
+	sort.Strings(sorted)
+	h := fnv.New64a()
+	for _, t := range sorted {
+		ti := topics[t]
+		fmt.Fprintf(h, "%s/%x/%d;", t, ti.ID, ti.Partitions)
+	}
+	return h.Sum64()
+}
+
+// computeTarget recomputes the target assignment for the group epoch.
+func (cg *consumerGroup) computeTarget(defaultAssignor string, topics map[string]TopicInfo) {
+	in := assignInput{subscribed: map[string][]string{}, partitions: map[string]int32{}, previous: cg.target}
+	votes := map[string]int{}
+	for id, m := range cg.members {
+		in.members = append(in.members, id)
+		in.subscribed[id] = resolveTopics(m, topics)
+		for _, t := range in.subscribed[id] {
+			in.partitions[t] = topics[t].Partitions
+		}
+		if m.assignor != "" {
+			votes[m.assignor]++
+		}
+	}
+	sort.Strings(in.members)
+	name := defaultAssignor
+	for a, n := range votes {
+		if n > votes[name] || (n == votes[name] && a < name) {
+			name = a
+		}
+	}
+	cg.assignor = name
+	cg.target = assign(name, in)
+	cg.assignmentEpoch = cg.epoch
+}
+
+// ownedByOthers says whether another member still owns or is revoking tp.
+func (cg *consumerGroup) ownedByOthers(self *consumerMember, tp topicPart) bool {
+	for _, o := range cg.members {
+		if o != self && (o.assigned[tp] || o.revoking[tp]) {
+			return true
+		}
+	}
+	return false
 }
