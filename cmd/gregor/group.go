@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -149,15 +150,31 @@ consumes the partition. Without a commit the lag counts from the log start.`,
 			first := true
 			for _, g := range groups {
 				l, ok := lags[g]
+				notClassic := ok && (errors.Is(l.DescribeErr, kerr.GroupIDNotFound) || (l.Error() == nil && l.State == "Dead"))
+				if notClassic {
+					// Perhaps a consumer group of the KIP-848 protocol.
+					var buf strings.Builder
+					found, err := describeConsumerProtocolGroup(ctx, adm, &buf, g)
+					switch {
+					case err != nil:
+						errs = append(errs, err)
+					case !found:
+						errs = append(errs, groupError(g, kerr.GroupIDNotFound))
+					default:
+						if !first {
+							fmt.Fprintln(out)
+						}
+						first = false
+						io.WriteString(out, buf.String())
+					}
+					continue
+				}
 				switch {
 				case !ok:
 					errs = append(errs, fmt.Errorf("group %q: missing from the broker's answer", g))
 					continue
 				case l.Error() != nil:
 					errs = append(errs, groupError(g, l.Error()))
-					continue
-				case l.State == "Dead":
-					errs = append(errs, groupError(g, kerr.GroupIDNotFound))
 					continue
 				}
 				if !first {

@@ -200,6 +200,13 @@ func planReset(ctx context.Context, adm *kadm.Client, group string, specs []part
 			return nil, fmt.Errorf("group %q has %d active members (state %s): offsets can only be reset while it has none", group, len(d.Members), d.State)
 		}
 	}
+	// A consumer group of the KIP-848 protocol is not a classic group:
+	// DescribeGroups does not show its members.
+	if cd, err := adm.DescribeConsumerGroups(ctx, group); err == nil {
+		if d, ok := cd[group]; ok && d.Err == nil && len(d.Members) > 0 {
+			return nil, fmt.Errorf("group %q has %d active members (state %s): offsets can only be reset while it has none", group, len(d.Members), d.State)
+		}
+	}
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return nil, groupError(group, err)
