@@ -17,10 +17,12 @@ import (
 )
 
 // groupConfig makes group timeouts short enough for tests: no initial
-// rebalance delay and sessions from 500ms.
+// rebalance delay, sessions from 500ms, consumer group heartbeats every
+// 200ms.
 func groupConfig(c *config.Config) {
 	c.Groups.GroupInitialRebalanceDelayMs = 0
 	c.Groups.GroupMinSessionTimeoutMs = 500
+	c.Groups.GroupConsumerHeartbeatIntervalMs = 200
 	c.Groups.OffsetsTopicPartitions = 5
 }
 
