@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,6 +26,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 	im := b.Controller.Image()
 	var synced []*partition.Partition
 	writeAuth := b.topicAuth(r, sdkauth.OpWrite)
+	txnAuth := req.TransactionID == nil || b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -51,11 +51,8 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 			switch {
 			case badAcks:
 				fail(kerr.InvalidRequiredAcks.Code, nil)
-			case req.TransactionID != nil:
-				// Transactions come with the transaction coordinator; until
-				// then a transactional producer is refused, not half-served.
-				fail(kerr.TransactionalIDAuthorizationFailed.Code,
-					fmt.Errorf("transactional produce is not available on this broker yet"))
+			case req.TransactionID != nil && !txnAuth:
+				fail(kerr.TransactionalIDAuthorizationFailed.Code, nil)
 			case name == "" && r.Version >= 13:
 				fail(kerr.UnknownTopicID.Code, nil)
 			case !writeAuth.allowed(name):
@@ -73,6 +70,12 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 				if code, err := b.checkPlacement(im, name, rp.Partition, rp.Records); code != 0 {
 					fail(code, err)
 					break
+				}
+				if req.TransactionID != nil {
+					if err := b.verifyTxnProduce(r.Version, *req.TransactionID, p, rp.Records); err != nil {
+						fail(produceTxnCode(err), err)
+						break
+					}
 				}
 				res, err := p.Append(rp.Records)
 				if err != nil {

@@ -195,7 +195,11 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			if limit < 0 {
 				limit = 0
 			}
-			res, err := p.Read(rp.FetchOffset, limit, first)
+			read := p.Read
+			if req.IsolationLevel == 1 {
+				read = p.ReadCommitted
+			}
+			res, err := read(rp.FetchOffset, limit, first)
 			if err != nil {
 				// Kafka leaves the offsets unknown (-1) on a failed read.
 				spp.ErrorCode = errCode(err)
@@ -206,6 +210,10 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 				continue
 			}
 			spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+			for _, a := range res.Aborted {
+				spp.AbortedTransactions = append(spp.AbortedTransactions,
+					kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+			}
 			if len(res.Records) > 0 {
 				spp.RecordBatches = res.Records
 				total += len(res.Records)

@@ -4,8 +4,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -48,28 +50,35 @@ func (b *Broker) findCoordinator(r *protocol.Request, keyType int8, key string) 
 		return c
 	}
 	// Kafka: DESCRIBE on the group or transactional id being looked up.
+	var t *controller.Topic
+	var err error
+	partitionFor := group.PartitionFor
 	switch keyType {
 	case coordinatorGroup:
 		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceGroup, key) {
 			return fail(kerr.GroupAuthorizationFailed, "")
 		}
+		if b.Groups == nil {
+			return fail(kerr.CoordinatorNotAvailable, "")
+		}
+		t, err = b.offsetsTopic()
 	case coordinatorTransaction:
 		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceTransactionalID, key) {
 			return fail(kerr.TransactionalIDAuthorizationFailed, "")
 		}
-		return fail(kerr.CoordinatorNotAvailable, "transactions are not available on this broker yet")
+		if b.Txns == nil {
+			return fail(kerr.CoordinatorNotAvailable, "")
+		}
+		t, err = b.transactionTopic()
+		partitionFor = txn.PartitionFor
 	default:
 		return fail(kerr.InvalidRequest, "unknown coordinator key type")
 	}
-	if b.Groups == nil {
-		return fail(kerr.CoordinatorNotAvailable, "")
-	}
-	t, err := b.offsetsTopic()
 	if err != nil {
-		b.Logger.Warn("cannot create the offsets topic", "err", err)
+		b.Logger.Warn("cannot create the coordinator topic", "key_type", keyType, "err", err)
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	idx := group.PartitionFor(key, int32(len(t.Partitions)))
+	idx := partitionFor(key, int32(len(t.Partitions)))
 	if idx < 0 {
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -29,9 +30,18 @@ func (b *Broker) handleInitProducerID(r *protocol.Request) protocol.Reply {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return protocol.Reply{Resp: resp}
 	}
-	if req.TransactionalID != nil {
-		// The transaction coordinator is not part of this broker yet.
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+	if req.TransactionalID != nil && *req.TransactionalID != "" {
+		if b.Txns == nil {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			return protocol.Reply{Resp: resp}
+		}
+		pe, err := b.Txns.InitProducerID(txn.InitRequest{TransactionalID: *req.TransactionalID,
+			TimeoutMs: req.TransactionTimeoutMillis, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch})
+		if err != nil {
+			resp.ErrorCode = b.txnCode(err, r.Version, 4)
+			return protocol.Reply{Resp: resp}
+		}
+		resp.ProducerID, resp.ProducerEpoch = pe.ProducerID, pe.Epoch
 		return protocol.Reply{Resp: resp}
 	}
 	id, err := b.nextProducerID()

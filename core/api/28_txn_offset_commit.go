@@ -1,0 +1,95 @@
+package api
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/group"
+	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+)
+
+// TxnOffsetCommit v0-5: offsets committed inside a transaction, visible to
+// the group only once it commits. v5 is KIP-890 part 2: the offsets
+// partition joins the transaction implicitly, without AddOffsetsToTxn.
+func init() { reg(28, 0, 5, (*Broker).handleTxnOffsetCommit) }
+
+func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.TxnOffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	answer := func(code int16, errs []error) protocol.Reply {
+		i := 0
+		for _, t := range req.Topics {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range t.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p.Partition, code
+				if code == 0 && errs != nil {
+					sp.ErrorCode = errCode(errs[i])
+				}
+				i++
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return protocol.Reply{Resp: resp}
+	}
+	switch {
+	case !b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, req.TransactionalID):
+		return answer(kerr.TransactionalIDAuthorizationFailed.Code, nil)
+	case !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group):
+		return answer(kerr.GroupAuthorizationFailed.Code, nil)
+	case b.Groups == nil:
+		return answer(kerr.CoordinatorNotAvailable.Code, nil)
+	}
+	readAuth := b.topicAuth(r, sdkauth.OpRead)
+	for _, t := range req.Topics {
+		if !readAuth.allowed(t.Topic) {
+			return answer(kerr.TopicAuthorizationFailed.Code, nil)
+		}
+	}
+	if r.Version >= 5 {
+		if code := b.addOffsetsPartition(r.Version, 3, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group); code != 0 {
+			return answer(code, nil)
+		}
+	}
+	cr := group.TxnCommitRequest{Group: req.Group, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch,
+		MemberID: req.MemberID, InstanceID: req.InstanceID, Generation: req.Generation}
+	if r.Version < 3 {
+		cr.Generation = -1
+	}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			md := ""
+			if p.Metadata != nil {
+				md = *p.Metadata
+			}
+			leaderEpoch := p.LeaderEpoch
+			if r.Version < 2 {
+				leaderEpoch = -1
+			}
+			cr.Partitions = append(cr.Partitions, group.CommitPartition{
+				TopicPartition: group.TopicPartition{Topic: t.Topic, Partition: p.Partition},
+				Offset:         p.Offset, LeaderEpoch: leaderEpoch, Metadata: md,
+			})
+		}
+	}
+	errs, err := b.Groups.CommitTxnOffsets(cr)
+	if err != nil {
+		code := b.groupCode(err)
+		if code == kerr.ProducerFenced.Code && r.Version < 3 {
+			code = kerr.InvalidProducerEpoch.Code
+		}
+		return answer(code, nil)
+	}
+	if b.Config.Log.Durability == config.DurabilityFsync {
+		if p := b.Groups.Partition(req.Group); p != nil {
+			if err := p.Sync(); err != nil {
+				return answer(kerr.CoordinatorNotAvailable.Code, nil)
+			}
+		}
+	}
+	return answer(0, errs)
+}

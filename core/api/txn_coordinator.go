@@ -1,0 +1,225 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/group"
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/txn"
+)
+
+// The transaction APIs meet the coordinator's and the partitions' errors;
+// their Kafka codes are added here.
+func init() {
+	type mapping = struct {
+		err  error
+		code *kerr.Error
+	}
+	errMap = append(errMap,
+		mapping{txn.ErrNotCoordinator, kerr.NotCoordinator},
+		mapping{txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
+		mapping{txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
+		mapping{txn.ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
+		mapping{txn.ErrProducerFenced, kerr.ProducerFenced},
+		mapping{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
+		mapping{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+		mapping{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
+		mapping{txn.ErrInvalidRequest, kerr.InvalidRequest},
+		mapping{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
+		// As for groups: a failed state append sends the client to find the
+		// coordinator again.
+		mapping{txn.ErrStorage, kerr.CoordinatorNotAvailable},
+		mapping{group.ErrProducerFenced, kerr.ProducerFenced},
+		mapping{partition.ErrInvalidTxnState, kerr.InvalidTxnState},
+		mapping{partition.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
+	)
+}
+
+// txnCode is errCode for a transaction API of the given version: clients
+// before KIP-588 (fencedSince) know PRODUCER_FENCED as INVALID_PRODUCER_EPOCH.
+func (b *Broker) txnCode(err error, version, fencedSince int16) int16 {
+	if b.Txns == nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	code := errCode(err)
+	if code == kerr.ProducerFenced.Code && version < fencedSince {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}
+
+// TxnConfig is the coordinator's configuration from the broker's.
+func TxnConfig(c config.Config) txn.Config {
+	return txn.Config{
+		MaxTimeout:         millis64(c.Transactions.MaxTimeoutMs),
+		AbortCheckInterval: millis64(c.Transactions.AbortTimedOutCheckIntervalMs),
+		Sync:               c.Log.Durability == config.DurabilityFsync,
+	}
+}
+
+// AllocateProducerID hands out a producer id for the transaction
+// coordinator.
+func (b *Broker) AllocateProducerID() (int64, error) { return b.nextProducerID() }
+
+// WriteTxnMarker appends a transaction marker to a partition this broker
+// leads, and hands transactional offsets on __consumer_offsets to the group
+// coordinator. Markers for partitions led elsewhere are not sent yet: this
+// broker has no inter-broker client, so the coordinator retries them.
+func (b *Broker) WriteTxnMarker(tp txn.TopicPartition, m partition.TxnMarker) error {
+	p, ok := b.Partitions.Get(tp.Topic, tp.Partition)
+	if !ok {
+		t, known := b.Controller.Image().Topic(tp.Topic)
+		if !known || int(tp.Partition) >= len(t.Partitions) {
+			return txn.ErrMarkerDropped
+		}
+		return fmt.Errorf("api: %s-%d is not hosted here", tp.Topic, tp.Partition)
+	}
+	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
+		return fmt.Errorf("api: %s-%d is led by broker %d; remote markers are not supported", tp.Topic, tp.Partition, leader)
+	}
+	if _, err := p.WriteTxnMarker(m); err != nil {
+		if errors.Is(err, partition.ErrInvalidProducerEpoch) || errors.Is(err, partition.ErrCoordinatorFenced) {
+			// A newer epoch already closed this producer's transaction here.
+			b.Logger.Warn("transaction marker refused", "topic", tp.Topic, "partition", tp.Partition,
+				"producer_id", m.ProducerID, "err", err)
+			return txn.ErrMarkerDropped
+		}
+		return err
+	}
+	if tp.Topic == group.OffsetsTopic && b.Groups != nil {
+		b.Groups.CompleteTxn(tp.Partition, m.ProducerID, m.Commit)
+	}
+	if b.Config.Log.Durability == config.DurabilityFsync {
+		if err := p.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// assignTxnPartitions tells the transaction coordinator which
+// __transaction_state partitions this broker leads; SyncPartitions calls it.
+func (b *Broker) assignTxnPartitions(im *controller.Image) {
+	t, ok := im.Topic(txn.StateTopic)
+	if !ok {
+		b.Txns.Assign(0, nil)
+		return
+	}
+	led := map[int32]txn.Leader{}
+	for _, pm := range t.Partitions {
+		if pm.Leader != b.Config.NodeID {
+			continue
+		}
+		if p, ok := b.Partitions.Get(t.Name, pm.Index); ok {
+			led[pm.Index] = txn.Leader{Partition: p, Epoch: pm.LeaderEpoch}
+		}
+	}
+	b.Txns.Assign(int32(len(t.Partitions)), led)
+}
+
+// txnTopicMu serialises the creation of __transaction_state.
+var txnTopicMu sync.Mutex
+
+// transactionTopic returns __transaction_state, creating it as Kafka does on
+// the first FindCoordinator for a transactional id: compacted, with
+// transactions.state_log_partitions partitions, min.insync.replicas 2 capped
+// by the replication factor.
+func (b *Broker) transactionTopic() (*controller.Topic, error) {
+	if t, ok := b.Controller.Image().Topic(txn.StateTopic); ok {
+		return t, nil
+	}
+	txnTopicMu.Lock()
+	defer txnTopicMu.Unlock()
+	im := b.Controller.Image()
+	if t, ok := im.Topic(txn.StateTopic); ok {
+		return t, nil
+	}
+	tc := b.Config.Transactions
+	rf := tc.StateLogReplicationFactor
+	if n := int16(len(im.Brokers)); n > 0 && rf > n {
+		rf = n
+	}
+	ctx, cancel := b.ctx(0)
+	defer cancel()
+	res := b.Controller.CreateTopics(ctx, []controller.CreateTopic{{
+		Name: txn.StateTopic, NumPartitions: tc.StateLogPartitions, ReplicationFactor: rf,
+		Configs: map[string]string{
+			"cleanup.policy":      "compact",
+			"segment.bytes":       strconv.FormatInt(tc.StateLogSegmentBytes, 10),
+			"compression.type":    "uncompressed",
+			"min.insync.replicas": strconv.Itoa(int(min(rf, 2))),
+		},
+	}}, false)
+	if err := res[0].Err; err != nil && !errors.Is(err, controller.ErrTopicExists) {
+		return nil, err
+	}
+	b.Logger.Info("created the transaction state topic", "topic", txn.StateTopic, "partitions", tc.StateLogPartitions,
+		"replication_factor", rf)
+	b.SyncPartitions(b.Controller.Image())
+	t, ok := b.Controller.Image().Topic(txn.StateTopic)
+	if !ok {
+		return nil, txn.ErrCoordinatorNotAvailable
+	}
+	return t, nil
+}
+
+// verifyTxnProduce applies KIP-890 part 1 on the produce path: the first
+// transactional batch of a producer on a partition is appended only if the
+// partition is in its open transaction. With KIP-890 part 2 (produce v12+)
+// the partition is added to the transaction instead.
+func (b *Broker) verifyTxnProduce(version int16, txnID string, p *partition.Partition, records []byte) error {
+	pid, epoch, ok := firstProducer(records)
+	if !ok || p.OpenTxn(pid) {
+		return nil
+	}
+	if b.Txns == nil {
+		return txn.ErrCoordinatorNotAvailable
+	}
+	req := txn.AddPartitionsRequest{TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch,
+		Partitions: []txn.TopicPartition{{Topic: p.Topic, Partition: p.Index}}}
+	if version >= 12 {
+		return b.Txns.AddPartitions(req)
+	}
+	errs, err := b.Txns.Verify(req)
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// firstProducer returns the producer of a produce request's first batch when
+// that batch is transactional.
+func firstProducer(records []byte) (producerID int64, epoch int16, ok bool) {
+	h, err := record.ParseHeader(records)
+	if err != nil || !h.IsTransactional() || h.ProducerID < 0 {
+		return 0, 0, false
+	}
+	return h.ProducerID, h.ProducerEpoch, true
+}
+
+// produceTxnCode chooses a Produce error code for a failed verification,
+// as Kafka does: coordinator trouble is retriable NOT_ENOUGH_REPLICAS,
+// fencing is INVALID_PRODUCER_EPOCH.
+func produceTxnCode(err error) int16 {
+	switch {
+	case errors.Is(err, txn.ErrNotCoordinator), errors.Is(err, txn.ErrCoordinatorLoadInProgress),
+		errors.Is(err, txn.ErrCoordinatorNotAvailable), errors.Is(err, txn.ErrStorage):
+		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, txn.ErrProducerFenced):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, txn.ErrConcurrentTransactions):
+		return kerr.ConcurrentTransactions.Code
+	}
+	return errCode(err)
+}
+
+func millis64(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
