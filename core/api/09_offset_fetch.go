@@ -20,12 +20,18 @@ type fetchedGroup struct {
 	err    error
 	// denied holds partitions refused for want of READ on their topic.
 	denied map[group.TopicPartition]bool
+	// unstable holds partitions with transactional offsets not yet
+	// committed or aborted, reported when the request requires stability.
+	unstable map[group.TopicPartition]bool
 }
 
 // code is the error of one fetched partition.
 func (fg *fetchedGroup) code(tp group.TopicPartition) int16 {
 	if fg.denied[tp] {
 		return kerr.TopicAuthorizationFailed.Code
+	}
+	if fg.unstable[tp] {
+		return kerr.UnstableOffsetCommit.Code
 	}
 	return 0
 }
@@ -139,6 +145,9 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 				}
 			}
 			fg, code := b.fetchAuthorized(r, fr)
+			if req.RequireStable && b.Groups != nil {
+				fg.unstable = b.Groups.UnstableOffsets(rg.Group)
+			}
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group, sg.ErrorCode = rg.Group, code
 			for _, t := range fg.topics {
@@ -168,6 +177,9 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 		}
 	}
 	fg, code := b.fetchAuthorized(r, fr)
+	if r.Version >= 7 && req.RequireStable && b.Groups != nil {
+		fg.unstable = b.Groups.UnstableOffsets(req.Group)
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		// v1 has no request-wide error code: each partition carries it.

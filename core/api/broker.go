@@ -14,6 +14,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/txn"
 )
 
 // Broker is what the handlers reach: the configuration, the metadata
@@ -27,7 +28,10 @@ type Broker struct {
 	// Groups is the group coordinator; nil answers the group APIs with
 	// COORDINATOR_NOT_AVAILABLE.
 	Groups *group.Coordinator
-	Now    func() time.Time
+	// Txns is the transaction coordinator; nil answers the transaction
+	// APIs with COORDINATOR_NOT_AVAILABLE.
+	Txns *txn.Coordinator
+	Now  func() time.Time
 	// Done is closed when the broker shuts down; long polls end early.
 	Done <-chan struct{}
 	// Security authenticates SASL clients and authorizes requests.

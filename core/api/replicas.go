@@ -65,6 +65,9 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 	if b.Groups != nil {
 		b.assignGroupPartitions(im)
 	}
+	if b.Txns != nil {
+		b.assignTxnPartitions(im)
+	}
 	return firstErr
 }
 
