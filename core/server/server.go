@@ -26,6 +26,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/retention"
@@ -234,6 +235,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	broker.Groups = group.New(group.ConfigFrom(s.cfg.Groups), group.Options{
 		Logger: s.logger, Topics: broker.GroupTopics,
 	})
+	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{
+		Now: s.now, Logger: s.logger, AllocateProducerID: broker.AllocateProducerID, WriteMarker: broker.WriteTxnMarker,
+	})
 	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
@@ -347,6 +351,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		g.Add(func() error {
 			return broker.Groups.Run(gctx)
 		}, func(error) { gcancel() })
+	}
+
+	// The transaction coordinator: aborts transactions past their timeout
+	// and retries owed markers; when stopped it resigns every partition.
+	{
+		tctx, tcancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			return broker.Txns.Run(tctx)
+		}, func(error) { tcancel() })
 	}
 
 	s.serving.Store(true)
