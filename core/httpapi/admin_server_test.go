@@ -196,6 +196,31 @@ func TestAdminAPIAgainstABroker(t *testing.T) {
 		t.Fatalf("group %+v", gd)
 	}
 
+	// The metrics operators alert on are exported while the workload runs.
+	resp, err := http.Get(b.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{
+		`gregor_cluster_offline_partitions 0`,
+		`gregor_cluster_under_replicated_partitions 0`,
+		`gregor_controller_active 1`,
+		`gregor_partition_under_replicated{partition="0",topic="orders"} 0`,
+		`gregor_partition_isr_shrinks_total{partition="0",topic="orders"} 0`,
+		`gregor_partition_records_in_total{partition="1",topic="orders"} 10`,
+		`gregor_partition_bytes_in_total{partition="2",topic="orders"}`,
+		`gregor_partition_size_bytes{partition="0",topic="orders"}`,
+		`gregor_group_lag{group="billing",partition="0",topic="orders"} 6`,
+		`gregor_group_lag_sum{group="billing"} 18`,
+		`gregor_request_duration_seconds_bucket{api="Produce"`,
+	} {
+		if !strings.Contains(string(metrics), m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+
 	for _, tc := range []struct {
 		path string
 		want int
