@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +220,22 @@ func TestAdminAPIAgainstABroker(t *testing.T) {
 	} {
 		if !strings.Contains(string(metrics), m) {
 			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+
+	// Every metric the example dashboard charts exists; those of
+	// extensions and the mirror appear only when they run.
+	dash, err := os.ReadFile("../../examples/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range regexp.MustCompile(`gregor_[a-z_]+`).FindAllString(string(dash), -1) {
+		base := strings.TrimSuffix(name, "_bucket")
+		if strings.HasPrefix(base, "gregor_extension_") || strings.HasPrefix(base, "gregor_mirror_") {
+			continue
+		}
+		if !strings.Contains(string(metrics), "\n"+base) {
+			t.Errorf("the dashboard charts %s, which /metrics does not carry", name)
 		}
 	}
 
