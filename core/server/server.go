@@ -73,6 +73,8 @@ type Server struct {
 	serving atomic.Bool
 	opts    Options
 	sec     security
+	// mirrors are the [mirror.NAME] sections, run with the broker.
+	mirrors []mirrorSpec
 }
 
 // New checks the configuration, formats or reads the data directory and
@@ -110,6 +112,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 			s.closeExtra()
 			return nil, fmt.Errorf("server: listeners.http: %w", err)
 		}
+	}
+	if err := s.decodeMirrors(); err != nil {
+		s.closeListeners()
+		return nil, err
 	}
 	return s, nil
 }
@@ -360,6 +366,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		g.Add(func() error {
 			return broker.Txns.Run(tctx)
 		}, func(error) { tcancel() })
+	}
+
+	if err := s.addMirrors(&g, reg); err != nil {
+		return err
 	}
 
 	s.serving.Store(true)
