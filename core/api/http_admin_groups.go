@@ -53,6 +53,9 @@ func (v adminView) Groups(ctx context.Context) ([]httpapi.GroupSummary, error) {
 		if d, err := b.Groups.DescribeGroup(l.Group); err == nil {
 			s.Members = len(d.Members)
 		}
+		if d, err := b.Groups.DescribeConsumerGroup(l.Group); err == nil {
+			s.Members = len(d.Members)
+		}
 		lags, _ := b.groupLag(ctx, l.Group, nil)
 		for _, pl := range lags {
 			if pl.Lag > 0 {
@@ -115,8 +118,15 @@ func (v adminView) Group(ctx context.Context, id string) (httpapi.GroupDetail, e
 	gd := httpapi.GroupDetail{GroupSummary: httpapi.GroupSummary{Group: id, Type: d.Type, State: string(d.State),
 		ProtocolType: d.ProtocolType}, Protocol: d.Protocol, MemberList: []httpapi.GroupMember{}, LagByTopic: map[string]int64{}}
 	owner := map[group.TopicPartition]string{}
-	// Members of consumer (KIP-848) groups are not listed yet: DescribeGroup
-	// shows such a group's type and state only.
+	// DescribeGroup shows a consumer (KIP-848) group's type and state only;
+	// its members and assignments come from DescribeConsumerGroup.
+	if cd, err := b.Groups.DescribeConsumerGroup(id); err == nil {
+		gd.Protocol = cd.Assignor
+		for _, m := range cd.Members {
+			gd.MemberList = append(gd.MemberList, httpapi.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID,
+				ClientHost: m.ClientHost, InstanceID: deref(m.InstanceID), Assignment: m.Assignment})
+		}
+	}
 	for _, m := range d.Members {
 		gm := httpapi.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost,
 			InstanceID: deref(m.InstanceID), Assignment: map[string][]int32{}}

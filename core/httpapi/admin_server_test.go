@@ -358,3 +358,52 @@ func TestAdminAPIFollowsACLs(t *testing.T) {
 		})
 	}
 }
+
+func TestAdminAPIShowsGroupMembers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []kgo.Opt
+		typ  string
+	}{
+		{"classic", nil, "classic"},
+		{"consumer protocol", []kgo.Opt{kgo.ServerSideBalancer()}, "consumer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := startBroker(t, func(c *config.Config) {
+				c.Groups.GroupInitialRebalanceDelayMs = 0
+				c.Groups.GroupConsumerHeartbeatIntervalMs = 200
+				c.Groups.OffsetsTopicPartitions = 2
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if _, err := b.adm.CreateTopic(ctx, 3, 1, nil, "events"); err != nil {
+				t.Fatal(err)
+			}
+			cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.srv.KafkaAddr()), kgo.ConsumerGroup("viewers"),
+				kgo.ConsumeTopics("events"), kgo.ClientID("member-" + tc.typ)}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			go func() {
+				for ctx.Err() == nil && !cl.PollFetches(ctx).IsClientClosed() {
+				}
+			}()
+			var gd httpapi.GroupDetail
+			for {
+				if b.get(t, "/api/v1/groups/viewers", "", "", &gd) == 200 && len(gd.MemberList) == 1 &&
+					len(gd.MemberList[0].Assignment["events"]) == 3 {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatalf("the member and its 3 partitions never showed: %+v", gd)
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			if gd.Type != tc.typ || gd.Members != 1 || gd.MemberList[0].ClientID != "member-"+tc.typ {
+				t.Fatalf("group %+v", gd)
+			}
+		})
+	}
+}
