@@ -45,6 +45,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newTopicCmd())
 	root.AddCommand(newGroupCmd())
+	root.AddCommand(newTxnCmd())
+	root.AddCommand(newProducersCmd())
 	root.AddCommand(newACLCmd())
 	root.AddCommand(newUserCmd())
 	root.AddCommand(newProduceCmd())
