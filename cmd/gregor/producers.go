@@ -24,10 +24,10 @@ func newProducersCmd() *cobra.Command {
 
 func newProducersDescribeCmd(cf *clusterFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "describe TOPIC",
-		Short: "List each partition's active producers: id, epoch, last sequence and open transaction",
+		Use:     "describe TOPIC",
+		Short:   "List each partition's active producers: id, epoch, last sequence and open transaction",
 		Example: `  gregor producers describe orders`,
-		Args:  cobra.ExactArgs(1),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
