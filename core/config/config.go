@@ -101,6 +101,10 @@ type Limits struct {
 	// MaxConnectionsPerIP caps connections from one address; 0 means
 	// unlimited (Kafka's max.connections.per.ip).
 	MaxConnectionsPerIP int `toml:"max_connections_per_ip"`
+	// MaxConnectionCreationRate caps new connections a second across all
+	// listeners; 0 means unlimited (Kafka's max.connection.creation.rate).
+	// Per-address rates are client quotas on ip entities.
+	MaxConnectionCreationRate float64 `toml:"max_connection_creation_rate"`
 }
 
 // Transactions configures the transaction coordinator and its
@@ -341,6 +345,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxConnectionsPerIP < 0 {
 		return bad("limits.max_connections_per_ip", "%d is negative", c.Limits.MaxConnectionsPerIP)
+	}
+	if !(c.Limits.MaxConnectionCreationRate >= 0) {
+		return bad("limits.max_connection_creation_rate", "%v is negative", c.Limits.MaxConnectionCreationRate)
 	}
 	if err := c.validateSecurity(bad); err != nil {
 		return err
