@@ -311,8 +311,8 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			ClientID: hdr.ClientID, Msg: req, Conn: info}
 		reply := s.handle(api, r, log)
 		throttle := reply.Throttle
-		if s.RequestQuota != nil && !throttleExempt(hdr.Key) && info.Authenticated() {
-			throttle = max(throttle, s.RequestQuota(r, time.Since(start)))
+		if s.RequestQuota != nil && info.Authenticated() {
+			throttle = max(throttle, s.RequestQuota(r, &reply, time.Since(start)))
 		}
 		if throttle > 0 {
 			applyThrottle(&reply, throttle)

@@ -7,19 +7,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// RequestQuota is told how long a request's handler ran and returns how
-// long to throttle the client for its request-time quota (0: not at all).
-type RequestQuota func(r *Request, handled time.Duration) time.Duration
-
-// throttleExempt are the APIs Kafka never throttles for request time: those
-// a client needs to connect and authenticate.
-func throttleExempt(key int16) bool {
-	switch key {
-	case 17, 18, 36: // SaslHandshake, ApiVersions, SaslAuthenticate
-		return true
-	}
-	return false
-}
+// RequestQuota is told of each request of an authenticated client once its
+// handler has returned, with the reply and how long the handler ran, and
+// returns how long to throttle the client for its quotas (0: not at all).
+// It may wrap reply.Later to account for a response that is not ready yet.
+type RequestQuota func(r *Request, reply *Reply, handled time.Duration) time.Duration
 
 // applyThrottle sets throttle_time_ms in the reply's response, now or when
 // it is ready.
@@ -107,7 +99,8 @@ func (l *ConnLimiter) Admit(ip string) Refusal {
 		return RefusedRate
 	}
 	if l.IPRate != nil {
-		if rate, ok := l.IPRate(ip); ok && rate > 0 {
+		rate, ok := l.IPRate(ip)
+		if ok && rate > 0 {
 			b := l.byIP[ip]
 			if b == nil {
 				l.sweep(now)
