@@ -27,9 +27,13 @@ type Security struct {
 	ACLs       *auth.ACLAuthorizer
 	// SessionLifetime bounds SASL sessions (KIP-368); 0 means none.
 	SessionLifetime time.Duration
+	// Quotas enforces client quotas, fed from the image; nil enforces
+	// none (the quota APIs still store them).
+	Quotas *auth.Quotas
 
-	mu      sync.Mutex // guards aclFrom
+	mu      sync.Mutex // guards aclFrom and quotas
 	aclFrom *controller.Image
+	quotas  quotaState
 }
 
 // ImageCredentials reads SCRAM credentials from the controller's current

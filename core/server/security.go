@@ -34,6 +34,8 @@ type listener struct {
 type security struct {
 	extra []*listener
 	tls   *certReloader
+	// limiter bounds connections across every listener.
+	limiter *protocol.ConnLimiter
 }
 
 // bindExtra binds [[listeners.extra]] and loads TLS files when a listener
@@ -120,17 +122,19 @@ func (s *Server) endpoints() ([]controller.Endpoint, error) {
 // protocolServer builds the wire server of one listener.
 func (s *Server) protocolServer(l *listener, b *api.Broker, m *protocol.Metrics) (*protocol.Server, error) {
 	sec := s.cfg.Security
+	// Connection limits hold across listeners, as Kafka's do, so they are
+	// the shared limiter's rather than each listener's.
 	srv := &protocol.Server{
-		Registry:            b.Registry(),
-		Name:                l.spec.Name,
-		MaxRequestBytes:     s.cfg.Limits.MaxRequestBytes,
-		MaxConnections:      s.cfg.Limits.MaxConnections,
-		MaxConnectionsPerIP: s.cfg.Limits.MaxConnectionsPerIP,
-		Logger:              s.logger.With("listener", l.spec.Name),
-		Metrics:             m,
-		Security:            l.proto,
-		IdleTimeout:         time.Duration(sec.IdleMs) * time.Millisecond,
-		FailedAuthDelay:     time.Duration(sec.FailedAuthDelayMs) * time.Millisecond,
+		Registry:        b.Registry(),
+		Name:            l.spec.Name,
+		MaxRequestBytes: s.cfg.Limits.MaxRequestBytes,
+		Limiter:         s.sec.limiter,
+		RequestQuota:    b.RequestQuota,
+		Logger:          s.logger.With("listener", l.spec.Name),
+		Metrics:         m,
+		Security:        l.proto,
+		IdleTimeout:     time.Duration(sec.IdleMs) * time.Millisecond,
+		FailedAuthDelay: time.Duration(sec.FailedAuthDelayMs) * time.Millisecond,
 	}
 	if sec.FailedAuthDelayMs == 0 {
 		srv.FailedAuthDelay = -1
@@ -188,6 +192,16 @@ func (s *Server) wireSecurity(b *api.Broker, opts Options) error {
 	}
 	b.Security.Mechanisms = mechs
 	b.Security.SessionLifetime = time.Duration(sec.SessionLifetimeMs) * time.Millisecond
+	qc := auth.DefaultQuotaConfig()
+	qc.Now = s.now
+	b.Security.Quotas = auth.NewQuotas(qc)
+	s.sec.limiter = &protocol.ConnLimiter{
+		Max:      s.cfg.Limits.MaxConnections,
+		MaxPerIP: s.cfg.Limits.MaxConnectionsPerIP,
+		Rate:     s.cfg.Limits.MaxConnectionCreationRate,
+		IPRate:   b.ConnectionRate,
+		Now:      s.now,
+	}
 	switch sec.Authorizer {
 	case "none":
 	case "acl":
