@@ -12,7 +12,7 @@
 #   scripts/kafka-ref.sh pid [--nodes 1|3]     print node 1's process id
 #   scripts/kafka-ref.sh bootstrap [--nodes N] print the PLAINTEXT bootstrap list
 #   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
-#       kafka-topics kafka-consumer-groups kafka-configs kafka-dump-log kafka-storage
+#       kafka-topics kafka-consumer-groups kafka-configs kafka-acls kafka-dump-log kafka-storage
 #       kafka-get-offsets kafka-metadata-quorum producer-perf consumer-perf e2e-latency
 #     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:28092 --list
 #
@@ -252,6 +252,7 @@ bootstrap) bootstrap "$@" ;;
 kafka-topics) run_class org.apache.kafka.tools.TopicCommand "$@" ;;
 kafka-consumer-groups) run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand "$@" ;;
 kafka-configs) run_class kafka.admin.ConfigCommand "$@" ;;
+kafka-acls) run_class org.apache.kafka.tools.AclCommand "$@" ;;
 kafka-dump-log) run_class kafka.tools.DumpLogSegments "$@" ;;
 kafka-storage) run_class kafka.tools.StorageTool "$@" ;;
 kafka-get-offsets) run_class org.apache.kafka.tools.GetOffsetShell "$@" ;;
