@@ -6,7 +6,7 @@ CONFIG   ?= broker.toml
 FUZZTIME ?= 5s
 GOFLAGS_TEST ?= -count=1 -timeout 20m
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins security-tools
 
 all: build
 
@@ -32,6 +32,13 @@ test: tools
 
 unit:
 	$(GO) test $(GOFLAGS_TEST) -short ./...
+
+# Apache Kafka's kafka-configs (SCRAM users, quotas) and kafka-acls against
+# Gregor, alone (each tool starts a JVM; make test runs it too when the jars
+# are there).
+security-tools: tools
+	./scripts/kafka-ref.sh fetch
+	$(GO) test $(GOFLAGS_TEST) -run 'TestKafkaSecurityTools' -v ./tests
 
 fuzz:
 	./scripts/fuzz.sh $(or $(FUZZLONG),60s)
