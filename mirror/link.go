@@ -249,7 +249,7 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState) error {
 		}
 		if err := kerr.ErrorForCode(fp.ErrorCode); err != nil {
 			if errors.Is(err, kerr.OffsetOutOfRange) {
-				return l.gap(st, pos, fp.LogStartOffset, fp.HighWatermark)
+				return l.gap(ctx, st, pos)
 			}
 			return fmt.Errorf("mirror: fetch %s[%d] at %d: %w", st.topic, st.partition, pos, err)
 		}
@@ -307,6 +307,9 @@ func checkLinkBatch(st *partitionState, h record.Header, batch []byte, pos int64
 	case h.IsControl():
 		return fmt.Errorf("mirror: %w: source %s[%d] holds a transaction marker at offset %d",
 			ErrLinkUnsupported, st.topic, st.partition, h.BaseOffset)
+	case h.IsTransactional():
+		return fmt.Errorf("mirror: %w: source %s[%d] holds a transactional batch at offset %d",
+			ErrLinkUnsupported, st.topic, st.partition, h.BaseOffset)
 	case h.NumRecords <= 0:
 		return fmt.Errorf("mirror: %w: source %s[%d] holds an empty batch at offset %d",
 			ErrLinkUnsupported, st.topic, st.partition, h.BaseOffset)
@@ -317,14 +320,40 @@ func checkLinkBatch(st *partitionState, h record.Header, batch []byte, pos int64
 // gap handles offset out of range: the source deleted records the link had
 // not copied, or the source log is behind the target. A link cannot skip
 // offsets, so the partition stops either way, and the gap is reported.
-func (l *linker) gap(st *partitionState, pos, logStart, hw int64) error {
+func (l *linker) gap(ctx context.Context, st *partitionState, pos int64) error {
+	logStart, hw, err := l.sourceRange(ctx, st)
+	if err != nil {
+		return err
+	}
 	if logStart > pos {
 		st.met.gap.Add(float64(logStart - pos))
 		return fmt.Errorf("mirror: %w: source %s[%d] deleted offsets %d to %d before they were mirrored",
 			ErrLinkUnsupported, st.topic, st.partition, pos, logStart-1)
 	}
-	return fmt.Errorf("mirror: %w: source %s[%d] ends at %d, below the target's end %d",
-		ErrLinkDiverged, st.topic, st.partition, hw, pos)
+	if hw < pos {
+		return fmt.Errorf("mirror: %w: source %s[%d] ends at %d, below the target's end %d",
+			ErrLinkDiverged, st.topic, st.partition, hw, pos)
+	}
+	return fmt.Errorf("mirror: fetch %s[%d] at %d: %w (log %d to %d)", st.topic, st.partition, pos,
+		kerr.OffsetOutOfRange, logStart, hw)
+}
+
+// sourceRange lists the source partition's log start and end offsets (a
+// fetch answer's offsets are not reliable with an error).
+func (l *linker) sourceRange(ctx context.Context, st *partitionState) (logStart, hw int64, err error) {
+	starts, err := l.s.srcAdm.ListStartOffsets(ctx, st.topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mirror: start offset of %s: %w", st.topic, err)
+	}
+	if logStart, err = lookupOffset(starts, st.topic, st.partition); err != nil {
+		return 0, 0, err
+	}
+	ends, err := l.s.srcAdm.ListEndOffsets(ctx, st.topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mirror: end offset of %s: %w", st.topic, err)
+	}
+	hw, err = lookupOffset(ends, st.topic, st.partition)
+	return logStart, hw, err
 }
 
 // checkTail compares the target's last batch with the source batch at the
@@ -348,7 +377,18 @@ func (l *linker) checkTail(ctx context.Context, st *partitionState, src, dst end
 	}
 	if err := kerr.ErrorForCode(sf.ErrorCode); err != nil {
 		if errors.Is(err, kerr.OffsetOutOfRange) {
-			return l.gap(st, th.BaseOffset, sf.LogStartOffset, sf.HighWatermark)
+			// The source deleted the batch; the tail cannot be compared.
+			// Carry on if the source still holds what comes next.
+			logStart, _, rerr := l.sourceRange(ctx, st)
+			if rerr != nil {
+				return rerr
+			}
+			if logStart <= pos {
+				l.s.m.log.Warn("link tail not verified: the source deleted it", "topic", st.topic,
+					"partition", st.partition, "offset", th.BaseOffset)
+				return nil
+			}
+			return l.gap(ctx, st, pos)
 		}
 		return fmt.Errorf("mirror: fetch source %s[%d] at %d: %w", st.topic, st.partition, th.BaseOffset, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -24,6 +25,9 @@ func (s *session) loadSyncs(ctx context.Context) error {
 		if err != nil {
 			s.m.log.Warn("ignoring offset sync", "offset", r.Offset, "err", err)
 			return nil
+		}
+		if sync.Partition < 0 {
+			return nil // a provenance mark, not a position
 		}
 		k := topicPartition{sync.Topic, sync.Partition}
 		s.syncs[k] = append(s.syncs[k], sync)
@@ -191,6 +195,10 @@ func (s *session) reconcile(ctx context.Context, st *partitionState, last Offset
 		i++
 		return i < len(onTarget)
 	})
+	if errors.Is(err, kerr.OffsetOutOfRange) {
+		return i, nil, fmt.Errorf("mirror: target %s[%d] holds %d records after offset %d that cannot be matched: source %s[%d] deleted offsets after %d before the mirror recorded them: %w",
+			st.target, st.partition, len(onTarget)-i, last.Downstream, st.topic, st.partition, last.Upstream, err)
+	}
 	if err != nil {
 		return i, nil, err
 	}

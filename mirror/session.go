@@ -75,6 +75,13 @@ func newSession(ctx context.Context, m *Mirror) (*session, error) {
 func (s *session) close() {
 	if s.copier != nil {
 		s.copier.close()
+		// Record where each partition is, so that a restart resumes
+		// without re-reading.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = s.dst.Flush(ctx)
+		s.copier.syncIdle()
+		_ = s.dst.Flush(ctx)
+		cancel()
 	}
 	if s.linker != nil {
 		s.linker.stop()

@@ -63,7 +63,7 @@ func ReadStatus(ctx context.Context, cfg Config) (ClusterStatus, error) {
 	positions := map[topicPartition]int64{}
 	if cfg.Mirror.Mode == ModeCopy {
 		err = readAll(ctx, cfg.Target, OffsetSyncsTopic(cfg.Source.Name), maxSyncRecords, func(r *kgo.Record) error {
-			if s, err := DecodeOffsetSync(r.Key, r.Value); err == nil {
+			if s, err := DecodeOffsetSync(r.Key, r.Value); err == nil && s.Partition >= 0 {
 				positions[topicPartition{s.Topic, s.Partition}] = s.Upstream + 1
 			}
 			return nil

@@ -42,9 +42,6 @@ func (s *session) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mirror: list source topics: %w", err)
 	}
-	if err := srcTopics.Error(); err != nil {
-		return fmt.Errorf("mirror: list source topics: %w", err)
-	}
 	fromTarget := s.topicsFromTarget(rctx, srcTopics)
 	skipped := map[string]string{}
 	var selected []string
@@ -78,6 +75,9 @@ func (s *session) refresh(ctx context.Context) error {
 		dst, exists := dstTopics[target]
 		switch {
 		case !exists || dst.Err != nil:
+			if err := s.markProvenance(rctx, name); err != nil {
+				return err
+			}
 			if err := s.createTopic(rctx, target, n, configs[name]); err != nil {
 				return err
 			}
@@ -139,6 +139,20 @@ func (s *session) startPartitions(ctx context.Context, topic string, n int32) er
 	}
 	s.topicSizes[topic] = n
 	s.m.log.Info("mirroring partitions", "topic", topic, "target", s.m.pol.TargetTopic(topic), "partitions", parts)
+	return nil
+}
+
+// markProvenance records, before the target topic exists, that the mirror
+// writes it from this source: a mirror running the other way reads these
+// syncs and will not copy the topic back (with identity names nothing else
+// shows where a topic came from). The record has partition -1 and is not a
+// position.
+func (s *session) markProvenance(ctx context.Context, topic string) error {
+	mark := OffsetSync{Topic: topic, Partition: -1, Upstream: -1, Downstream: -1}
+	r := &kgo.Record{Topic: OffsetSyncsTopic(s.cfg.Source.Name), Partition: 0, Key: mark.Key(), Value: mark.Value()}
+	if err := s.dst.ProduceSync(ctx, r).FirstErr(); err != nil {
+		return fmt.Errorf("mirror: record provenance of %s: %w", topic, err)
+	}
 	return nil
 }
 
