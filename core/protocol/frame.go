@@ -33,17 +33,46 @@ func ReadFrame(r io.Reader, max int32, buf []byte) ([]byte, error) {
 	if n > max {
 		return nil, fmt.Errorf("%w: %d bytes is over the limit of %d", ErrFrameSize, n, max)
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	if cap(buf) >= int(n) || n <= frameChunk {
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
 		}
-		return nil, fmt.Errorf("protocol: truncated frame: %w", err)
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, truncated(err)
+		}
+		return buf, nil
+	}
+	// A large frame's buffer grows with the bytes that actually arrive, so
+	// a peer that announces a large size and sends little (or stalls) pins
+	// little memory (CVE-2022-34917).
+	buf = make([]byte, 0, frameChunk)
+	for len(buf) < int(n) {
+		next := min(int(n), 2*len(buf))
+		if next < frameChunk {
+			next = min(int(n), frameChunk)
+		}
+		if cap(buf) < next {
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		if _, err := io.ReadFull(r, buf[len(buf):next]); err != nil {
+			return nil, truncated(err)
+		}
+		buf = buf[:next]
 	}
 	return buf, nil
+}
+
+// frameChunk is the first allocation for a large frame.
+const frameChunk = 64 << 10
+
+func truncated(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("protocol: truncated frame: %w", err)
 }
 
 const apiVersionsKey = 18

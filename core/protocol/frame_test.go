@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -159,4 +160,43 @@ func FuzzParseRequest(f *testing.F) {
 		ParseRequest(reg, b)
 		ReadFrame(bytes.NewReader(b), 1<<16, nil)
 	})
+}
+
+// TestReadFrameAllocatesWhatArrives checks that a frame announced large but
+// cut short costs memory in proportion to the bytes sent, not the size
+// announced.
+func TestReadFrameAllocatesWhatArrives(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		announce int32
+		send     int
+		maxAlloc uint64
+	}{
+		{"large announced, little sent", 90 << 20, 1000, 1 << 20},
+		{"large announced, half sent", 8 << 20, 4 << 20, 20 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			frame := binary.BigEndian.AppendUint32(nil, uint32(tc.announce))
+			frame = append(frame, make([]byte, tc.send)...)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := ReadFrame(bytes.NewReader(frame), 100<<20, nil)
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("err = %v, want a truncated frame", err)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > tc.maxAlloc {
+				t.Fatalf("allocated %d bytes for %d received", got, tc.send)
+			}
+		})
+	}
+	// A whole large frame still reads back intact.
+	body := make([]byte, 300<<10)
+	for i := range body {
+		body[i] = byte(i)
+	}
+	got, err := ReadFrame(bytes.NewReader(append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)), 1<<20, nil)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("large frame: %v, equal %v", err, bytes.Equal(got, body))
+	}
 }
