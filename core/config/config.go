@@ -22,8 +22,15 @@ type Config struct {
 	// ClusterID is used when the data dir is formatted for the first time;
 	// empty means a random one.
 	ClusterID string `toml:"cluster_id"`
+	// Rack is this broker's rack (Kafka's broker.rack); when every broker
+	// has one, replica placement puts a partition's replicas in different
+	// racks.
+	Rack string `toml:"rack"`
 
 	Listeners Listeners `toml:"listeners"`
+	// Cluster makes the node part of a multi-node cluster; without voters
+	// it is the embedded single-node default.
+	Cluster Cluster `toml:"cluster"`
 	Log       Log       `toml:"log"`
 	Topics    Topics    `toml:"topics"`
 	Limits    Limits    `toml:"limits"`
@@ -53,6 +60,10 @@ type Listeners struct {
 	KafkaProtocol string `toml:"kafka_protocol"`
 	// Extra are further Kafka listeners ([[listeners.extra]]).
 	Extra []ExtraListener `toml:"extra"`
+	// Controller carries Raft and controller traffic between the nodes of
+	// a cluster (broker registration, heartbeats, forwarded metadata
+	// writes). Required when [cluster] voters is set; unused otherwise.
+	Controller string `toml:"controller"`
 }
 
 // Log holds the broker-wide log defaults; topic configs override them.
@@ -193,6 +204,7 @@ func Default() Config {
 			Kafka: "127.0.0.1:9092",
 			HTTP:  "127.0.0.1:9644",
 		},
+		Cluster: defaultCluster(),
 		Log: Log{
 			SegmentBytes:             1 << 30,
 			SegmentMs:                7 * 24 * 3600 * 1000,
@@ -348,6 +360,9 @@ func (c *Config) Validate() error {
 	}
 	if !(c.Limits.MaxConnectionCreationRate >= 0) {
 		return bad("limits.max_connection_creation_rate", "%v is negative", c.Limits.MaxConnectionCreationRate)
+	}
+	if err := c.validateCluster(bad); err != nil {
+		return err
 	}
 	if err := c.validateSecurity(bad); err != nil {
 		return err

@@ -73,3 +73,40 @@ func unwrapAll(err error) error {
 		err = u.Unwrap()
 	}
 }
+
+func TestClusterConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, toml, wantErr string
+		voter               bool
+	}{
+		{"three voters", "node_id = 2\n[listeners]\ncontroller = \"127.0.0.1:9193\"\n[cluster]\nvoters = [\"1@127.0.0.1:9093\", \"2@127.0.0.1:9193\", \"3@127.0.0.1:9293\"]", "", true},
+		{"broker only", "node_id = 4\nrack = \"r1\"\n[listeners]\ncontroller = \"127.0.0.1:9393\"\n[cluster]\nvoters = [\"1@127.0.0.1:9093\"]", "", false},
+		{"voters without controller listener", "[cluster]\nvoters = [\"1@127.0.0.1:9093\"]", "listeners.controller", false},
+		{"voter without id", "[listeners]\ncontroller = \"127.0.0.1:9093\"\n[cluster]\nvoters = [\"127.0.0.1:9093\"]", "cluster.voters", false},
+		{"voter with bad id", "[listeners]\ncontroller = \"127.0.0.1:9093\"\n[cluster]\nvoters = [\"x@127.0.0.1:9093\"]", "cluster.voters", false},
+		{"voter with bad port", "[listeners]\ncontroller = \"127.0.0.1:9093\"\n[cluster]\nvoters = [\"1@127.0.0.1:0\"]", "cluster.voters", false},
+		{"voter twice", "[listeners]\ncontroller = \"127.0.0.1:9093\"\n[cluster]\nvoters = [\"1@a:1\", \"1@b:2\"]", "listed twice", false},
+		{"heartbeat above session", "[cluster]\nbroker_session_timeout_ms = 1000\nbroker_heartbeat_interval_ms = 1000", "cluster.broker_heartbeat_interval_ms", false},
+		{"zero session", "[cluster]\nbroker_session_timeout_ms = 0", "cluster.broker_session_timeout_ms", false},
+		{"unknown cluster key", "[cluster]\nvoter = []", "unknown key cluster.voter", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse(tc.toml)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cfg.MultiNode() || cfg.IsVoter() != tc.voter {
+				t.Fatalf("multi-node %v voter %v, want true %v", cfg.MultiNode(), cfg.IsVoter(), tc.voter)
+			}
+		})
+	}
+	if d := Default(); d.MultiNode() || d.IsVoter() {
+		t.Fatal("the default is a multi-node config")
+	}
+}

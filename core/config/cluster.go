@@ -1,0 +1,128 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Cluster is the [cluster] section: the controller quorum's voters and the
+// broker liveness settings the active controller enforces.
+type Cluster struct {
+	// Voters are the controller quorum as "id@host:port" entries, each
+	// port being that node's listeners.controller (Kafka's
+	// controller.quorum.voters). Empty means the single-node default.
+	Voters []string `toml:"voters"`
+	// BrokerSessionTimeoutMs is how long a broker may go without a
+	// heartbeat before the controller fences it and moves its leaderships
+	// (broker.session.timeout.ms).
+	BrokerSessionTimeoutMs int64 `toml:"broker_session_timeout_ms"`
+	// BrokerHeartbeatIntervalMs is how often a broker heartbeats to the
+	// active controller (broker.heartbeat.interval.ms).
+	BrokerHeartbeatIntervalMs int64 `toml:"broker_heartbeat_interval_ms"`
+	// ControlledShutdownTimeoutMs bounds how long a stopping broker waits
+	// for the controller to move its leaderships away.
+	ControlledShutdownTimeoutMs int64 `toml:"controlled_shutdown_timeout_ms"`
+}
+
+func defaultCluster() Cluster {
+	return Cluster{
+		BrokerSessionTimeoutMs:      9000,
+		BrokerHeartbeatIntervalMs:   2000,
+		ControlledShutdownTimeoutMs: 30000,
+	}
+}
+
+// Voter is one member of the controller quorum.
+type Voter struct {
+	ID int32
+	// Address is the voter's listeners.controller as host:port.
+	Address string
+}
+
+// ParseVoter reads one "id@host:port" entry of cluster.voters.
+func ParseVoter(s string) (Voter, error) {
+	idStr, addr, ok := strings.Cut(strings.TrimSpace(s), "@")
+	if !ok {
+		return Voter{}, fmt.Errorf("%q is not id@host:port", s)
+	}
+	id, err := strconv.ParseInt(idStr, 10, 32)
+	if err != nil || id < 0 {
+		return Voter{}, fmt.Errorf("%q: the node id %q is not a non-negative 32-bit integer", s, idStr)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return Voter{}, fmt.Errorf("%q: %v", s, err)
+	}
+	if host == "" {
+		return Voter{}, fmt.Errorf("%q: the host is empty", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return Voter{}, fmt.Errorf("%q: port %q is not in [1, 65535]", s, port)
+	}
+	return Voter{ID: int32(id), Address: addr}, nil
+}
+
+// Voters parses cluster.voters; Validate has checked it.
+func (c *Config) Voters() []Voter {
+	out := make([]Voter, 0, len(c.Cluster.Voters))
+	for _, s := range c.Cluster.Voters {
+		if v, err := ParseVoter(s); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// MultiNode reports whether [cluster] voters makes this node part of a
+// multi-node cluster.
+func (c *Config) MultiNode() bool { return len(c.Cluster.Voters) > 0 }
+
+// IsVoter reports whether this node is a member of the controller quorum.
+func (c *Config) IsVoter() bool {
+	for _, v := range c.Voters() {
+		if v.ID == c.NodeID {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validateCluster(bad func(key, format string, args ...any) error) error {
+	cl := c.Cluster
+	switch {
+	case cl.BrokerSessionTimeoutMs < 1:
+		return bad("cluster.broker_session_timeout_ms", "%d is below 1", cl.BrokerSessionTimeoutMs)
+	case cl.BrokerHeartbeatIntervalMs < 1 || cl.BrokerHeartbeatIntervalMs >= cl.BrokerSessionTimeoutMs:
+		return bad("cluster.broker_heartbeat_interval_ms", "%d must be positive and below broker_session_timeout_ms %d",
+			cl.BrokerHeartbeatIntervalMs, cl.BrokerSessionTimeoutMs)
+	case cl.ControlledShutdownTimeoutMs < 0:
+		return bad("cluster.controlled_shutdown_timeout_ms", "%d is negative", cl.ControlledShutdownTimeoutMs)
+	case len(c.Rack) > 255:
+		return bad("rack", "%d bytes is longer than 255", len(c.Rack))
+	}
+	if c.Listeners.Controller != "" {
+		if _, _, err := net.SplitHostPort(c.Listeners.Controller); err != nil {
+			return bad("listeners.controller", "%q: %v", c.Listeners.Controller, err)
+		}
+	}
+	if len(cl.Voters) == 0 {
+		return nil
+	}
+	if c.Listeners.Controller == "" {
+		return bad("listeners.controller", "must be set when cluster.voters is")
+	}
+	seen := map[int32]bool{}
+	for _, s := range cl.Voters {
+		v, err := ParseVoter(s)
+		if err != nil {
+			return bad("cluster.voters", "%v", err)
+		}
+		if seen[v.ID] {
+			return bad("cluster.voters", "node id %d is listed twice", v.ID)
+		}
+		seen[v.ID] = true
+	}
+	return nil
+}
