@@ -31,10 +31,10 @@ type Config struct {
 	// Cluster makes the node part of a multi-node cluster; without voters
 	// it is the embedded single-node default.
 	Cluster Cluster `toml:"cluster"`
-	Log       Log       `toml:"log"`
-	Topics    Topics    `toml:"topics"`
-	Limits    Limits    `toml:"limits"`
-	Groups    Groups    `toml:"groups"`
+	Log     Log     `toml:"log"`
+	Topics  Topics  `toml:"topics"`
+	Limits  Limits  `toml:"limits"`
+	Groups  Groups  `toml:"groups"`
 	// Transactions configures the transaction coordinator.
 	Transactions Transactions `toml:"transactions"`
 	Security     Security     `toml:"security"`
