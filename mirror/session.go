@@ -76,8 +76,9 @@ func (s *session) close() {
 	if s.copier != nil {
 		s.copier.close()
 		// Record where each partition is, so that a restart resumes
-		// without re-reading.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// without re-reading. Briefly: the target may be going away too
+		// (a mirror inside the target broker), and a restart reconciles.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.dst.Flush(ctx)
 		s.copier.syncIdle()
 		_ = s.dst.Flush(ctx)
