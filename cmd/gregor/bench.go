@@ -31,6 +31,7 @@ type benchCase struct {
 
 // benchResult is what one case measured.
 type benchResult struct {
+	Security string `json:"security"`
 	benchCase
 	Records          int     `json:"records"`
 	ProduceRecordsPS float64 `json:"produce_records_per_sec"`
@@ -50,6 +51,7 @@ func newBenchCmd() *cobra.Command {
 		acks       []string
 		jsonOut    string
 		durability string
+		security   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -73,28 +75,36 @@ case writes --records records to a fresh topic and reads them back.`,
 			if records < 1 {
 				return usagef("--records must be positive")
 			}
+			secs, err := parseBenchSecurity(security)
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			out := cmd.OutOrStdout()
-			target := bootstrap
-			if target == "" {
-				addr, stop, err := startBenchBroker(ctx, durability)
+			targets := []benchTarget{{Security: benchPlaintext, Addr: bootstrap}}
+			if bootstrap == "" {
+				var stop func()
+				targets, stop, err = startBenchBroker(ctx, durability, secs)
 				if err != nil {
 					return err
 				}
 				defer stop()
-				target = addr
-				fmt.Fprintf(out, "in-process broker at %s, durability=%s, GOMAXPROCS=%d\n", addr, durability, runtime.GOMAXPROCS(0))
+				fmt.Fprintf(out, "in-process broker at %s, durability=%s, GOMAXPROCS=%d\n", targets[0].Addr, durability, runtime.GOMAXPROCS(0))
+			} else if len(secs) != 1 || secs[0] != benchPlaintext {
+				return usagef("--security measures the in-process broker's listeners; against --bootstrap it is plaintext")
 			}
 			var results []benchResult
 			for _, size := range sizes {
 				for _, parts := range partitions {
 					for _, a := range acks {
-						c := benchCase{Size: size, Partitions: parts, Acks: a}
-						res, err := runBenchCase(ctx, target, c, records)
-						if err != nil {
-							return fmt.Errorf("bench %d B, %d partitions, acks=%s: %w", size, parts, a, err)
+						for _, target := range targets {
+							c := benchCase{Size: size, Partitions: parts, Acks: a}
+							res, err := runBenchCase(ctx, target, c, records)
+							if err != nil {
+								return fmt.Errorf("bench %s %d B, %d partitions, acks=%s: %w", target.Security, size, parts, a, err)
+							}
+							results = append(results, res)
 						}
-						results = append(results, res)
 					}
 				}
 			}
@@ -118,23 +128,30 @@ case writes --records records to a fresh topic and reads them back.`,
 	cmd.Flags().StringSliceVar(&acks, "acks", []string{"1", "all"}, "acks settings: 1, all")
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
 	cmd.Flags().StringVar(&durability, "durability", config.DurabilityFsync, "durability of the in-process broker: fsync or page_cache")
+	cmd.Flags().StringSliceVar(&security, "security", []string{benchPlaintext},
+		"listeners of the in-process broker to measure, each case on each: plaintext, ssl (TLS 1.2+), sasl_ssl (SCRAM-SHA-512 over TLS)")
 	return cmd
 }
 
-func startBenchBroker(ctx context.Context, durability string) (string, func(), error) {
+func startBenchBroker(ctx context.Context, durability string, secs []string) ([]benchTarget, func(), error) {
 	dir, err := os.MkdirTemp("", "gregor-bench-")
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	cfg := config.Default()
 	cfg.DataDir = dir
 	cfg.Listeners.Kafka = "127.0.0.1:0"
 	cfg.Listeners.HTTP = ""
 	cfg.Log.Durability = durability
+	clientTLS, err := benchSecurityConfig(&cfg, dir, secs)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
 	srv, err := server.New(cfg, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return nil, nil, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -144,13 +161,19 @@ func startBenchBroker(ctx context.Context, durability string) (string, func(), e
 		<-done
 		os.RemoveAll(dir)
 	}
-	return srv.KafkaAddr(), stop, nil
+	targets, err := benchTargets(ctx, srv.KafkaAddr(), srv.ListenerAddr, clientTLS, secs)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return targets, stop, nil
 }
 
-func runBenchCase(ctx context.Context, bootstrap string, c benchCase, n int) (benchResult, error) {
-	res := benchResult{benchCase: c, Records: n}
+func runBenchCase(ctx context.Context, target benchTarget, c benchCase, n int) (benchResult, error) {
+	res := benchResult{Security: target.Security, benchCase: c, Records: n}
+	bootstrap := target.Addr
 	topic := fmt.Sprintf("bench-%d-%d-%s-%d", c.Size, c.Partitions, c.Acks, time.Now().UnixNano())
-	admin, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	admin, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, target.Opts...)...)
 	if err != nil {
 		return res, err
 	}
@@ -165,8 +188,8 @@ func runBenchCase(ctx context.Context, bootstrap string, c benchCase, n int) (be
 	}
 	defer adm.DeleteTopics(context.Background(), topic)
 
-	opts := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerBatchMaxBytes(1 << 20), kgo.MaxBufferedRecords(1 << 16)}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchMaxBytes(1 << 20), kgo.MaxBufferedRecords(1 << 16)}, target.Opts...)
 	if c.Acks == "1" {
 		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	} else {
@@ -215,8 +238,8 @@ func runBenchCase(ctx context.Context, bootstrap string, c benchCase, n int) (be
 	res.P50Ms = float64(lat[n/2].Microseconds()) / 1000
 	res.P99Ms = float64(lat[n*99/100].Microseconds()) / 1000
 
-	cons, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<20))
+	cons, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64 << 20)}, target.Opts...)...)
 	if err != nil {
 		return res, err
 	}
@@ -245,9 +268,9 @@ func runBenchCase(ctx context.Context, bootstrap string, c benchCase, n int) (be
 
 func printBench(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "size\tpartitions\tacks\trecords\tproduce rec/s\tproduce MB/s\tp50 ms\tp99 ms\tconsume rec/s\tconsume MB/s\t")
+	fmt.Fprintln(tw, "security\tsize\tpartitions\tacks\trecords\tproduce rec/s\tproduce MB/s\tp50 ms\tp99 ms\tconsume rec/s\tconsume MB/s\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.0f\t%.1f\t\n", r.Size, r.Partitions, r.Acks, r.Records,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.0f\t%.1f\t\n", r.Security, r.Size, r.Partitions, r.Acks, r.Records,
 			r.ProduceRecordsPS, r.ProduceMBPS, r.P50Ms, r.P99Ms, r.ConsumeRecordsPS, r.ConsumeMBPS)
 	}
 	tw.Flush()
