@@ -6,6 +6,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // ConsumerGroupHeartbeat v0-1 (KIP-848); v1 has client-chosen member ids
@@ -22,6 +23,18 @@ func init() {
 func (b *Broker) handleConsumerGroupHeartbeat(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return protocol.Reply{Resp: resp}
+	}
+	// Kafka needs DESCRIBE on every topic a member subscribes to by name.
+	describe := b.topicAuth(r, sdkauth.OpDescribe)
+	for _, t := range req.SubscribedTopicNames {
+		if !describe.allowed(t) {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return protocol.Reply{Resp: resp}
+		}
+	}
 	if b.Groups == nil {
 		resp.ErrorCode = b.groupCode(nil)
 		return protocol.Reply{Resp: resp}

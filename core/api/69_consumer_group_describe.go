@@ -3,10 +3,12 @@ package api
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // ConsumerGroupDescribe v0-1 (KIP-848).
@@ -24,8 +26,13 @@ func (b *Broker) handleConsumerGroupDescribe(r *protocol.Request) protocol.Reply
 		sg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		sg.Group = id
 		sg.AuthorizedOperations = authorizedOpsOmitted
+		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceGroup, id) {
+			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			sg.AuthorizedOperations = groupOps
+			sg.AuthorizedOperations = b.authorizedOps(r, sdkauth.ResourceGroup, id, groupOps)
 		}
 		err := group.ErrCoordinatorNotAvailable
 		var d group.ConsumerGroupDescription
@@ -34,6 +41,20 @@ func (b *Broker) handleConsumerGroupDescribe(r *protocol.Request) protocol.Reply
 		}
 		if err != nil {
 			sg.ErrorCode, sg.ErrorMessage = errCode(err), errMessage(err)
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
+		// Kafka hides a group whose members consume topics the caller may
+		// not describe.
+		describe := b.topicAuth(r, sdkauth.OpDescribe)
+		hidden := false
+		for _, m := range d.Members {
+			for t := range m.Assignment {
+				hidden = hidden || !describe.allowed(t)
+			}
+		}
+		if hidden {
+			sg.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
