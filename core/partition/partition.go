@@ -37,17 +37,24 @@ type Config struct {
 type Options struct {
 	Now    func() time.Time
 	Logger *slog.Logger
+	// NodeID is this broker's id. With Replicated set the partition leads
+	// only when the leadership names NodeID and follows otherwise; without
+	// it (a lone broker, tests) it acts as the leader of any leadership.
+	NodeID     int32
+	Replicated bool
 }
 
 // Partition is one replica of a topic partition hosted here.
 type Partition struct {
-	Topic     string
-	Index     int32
-	TopicID   [16]byte
-	log       *log.Log
-	now       func() time.Time
-	logger    *slog.Logger
-	snapDirty bool
+	Topic      string
+	Index      int32
+	TopicID    [16]byte
+	log        *log.Log
+	now        func() time.Time
+	logger     *slog.Logger
+	nodeID     int32
+	replicated bool
+	snapDirty  bool
 
 	mu          sync.Mutex // guards everything below, and serialises appends
 	cfg         Config
@@ -57,8 +64,21 @@ type Partition struct {
 	isr         []int32
 	hw          int64
 	producers   *producerState
-	hwChanged   chan struct{} // closed and replaced whenever the high watermark moves
+	hwChanged   chan struct{} // closed and replaced whenever the high watermark, the log end or the ISR moves
 	closed      bool
+
+	// Replication state (replica.go, leader.go).
+	partitionEpoch int32
+	// epochStart is the log end offset when this broker became leader in
+	// leaderEpoch; a follower joins the ISR only once past it.
+	epochStart int64
+	// followers is the leader's view of each other replica, reset when
+	// this broker becomes leader.
+	followers map[int32]*followerState
+	// pendingISR is an ISR change sent to the controller and not yet seen
+	// in metadata; while it is pending the high watermark counts the
+	// replicas of both ISRs (Kafka's maximal ISR).
+	pendingISR []int32
 
 	traffic traffic // atomic counters; not guarded by mu
 }
@@ -75,7 +95,8 @@ func New(l *log.Log, topicID [16]byte, cfg Config, opts Options) (*Partition, er
 	p := &Partition{
 		Topic: l.Topic(), Index: l.Partition(), TopicID: topicID,
 		log: l, now: opts.Now, logger: opts.Logger.With("topic", l.Topic(), "partition", l.Partition()),
-		cfg: cfg, leader: -1, hwChanged: make(chan struct{}),
+		nodeID: opts.NodeID, replicated: opts.Replicated, cfg: cfg, leader: -1, hwChanged: make(chan struct{}),
+		followers: map[int32]*followerState{},
 	}
 	if err := p.loadProducerState(); err != nil {
 		return nil, err
@@ -101,9 +122,25 @@ func (p *Partition) SetConfig(cfg Config) {
 func (p *Partition) SetLeadership(leader, epoch int32, replicas, isr []int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if leader >= 0 && epoch > p.leaderEpoch || p.leader < 0 {
-		// A new epoch starts at the log end offset (Kafka's leader epoch
-		// cache entry on becoming leader).
+	p.setLeadershipLocked(leader, epoch, p.partitionEpoch, replicas, isr)
+}
+
+// SetLeadershipEpochs is SetLeadership with the partition epoch the
+// controller gave the assignment, which ISR changes must quote.
+func (p *Partition) SetLeadershipEpochs(leader, leaderEpoch, partitionEpoch int32, replicas, isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setLeadershipLocked(leader, leaderEpoch, partitionEpoch, replicas, isr)
+}
+
+func (p *Partition) setLeadershipLocked(leader, epoch, partitionEpoch int32, replicas, isr []int32) {
+	local := p.isLocal(leader)
+	newEpoch := leader >= 0 && epoch > p.leaderEpoch || p.leader < 0
+	becameLeader := local && (newEpoch || p.leader != leader)
+	if newEpoch && local {
+		// A leader's new epoch starts at the log end offset (Kafka's leader
+		// epoch cache entry on becoming leader); a follower learns where it
+		// starts from the leader's batches.
 		if err := p.log.AssignEpochStart(epoch); err != nil {
 			p.logger.Error("cannot record leader epoch", "epoch", epoch, "err", err)
 		}
@@ -111,9 +148,26 @@ func (p *Partition) SetLeadership(leader, epoch int32, replicas, isr []int32) {
 	if len(p.replicas) > 0 {
 		p.traffic.isrChanged(p.isr, isr)
 	}
-	p.leader, p.leaderEpoch = leader, epoch
+	p.leader, p.leaderEpoch, p.partitionEpoch = leader, epoch, partitionEpoch
 	p.replicas = append(p.replicas[:0], replicas...)
 	p.isr = append(p.isr[:0], isr...)
+	p.pendingISR = nil
+	if becameLeader {
+		p.resetFollowersLocked()
+	} else if local {
+		p.addFollowersLocked()
+	}
+	if local {
+		// A smaller ISR may let the high watermark move.
+		p.advanceHighWatermarkLocked(false)
+	}
+	// Producers waiting for acks=all re-check the ISR and leadership.
+	p.notifyLocked()
+}
+
+// isLocal reports whether leader is this broker.
+func (p *Partition) isLocal(leader int32) bool {
+	return leader >= 0 && (!p.replicated || leader == p.nodeID)
 }
 
 // Leadership returns the leader id and leader epoch.
@@ -161,7 +215,8 @@ func (p *Partition) Offsets() Offsets {
 }
 
 // HighWatermarkChanged returns a channel closed at the next move of the high
-// watermark; fetch long polls wait on it.
+// watermark, the log end offset or the leadership; fetch long polls and
+// acks=all produces wait on it.
 func (p *Partition) HighWatermarkChanged() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -242,19 +297,14 @@ func (p *Partition) Append(records []byte) (AppendResult, error) {
 	p.traffic.appended(records, headers)
 	res.LogAppendTime = appendTime
 	res.LogStartOffset = p.log.LogStartOffset()
-	p.advanceHighWatermarkLocked()
+	p.advanceHighWatermarkLocked(true)
 	return res, nil
 }
 
-// advanceHighWatermarkLocked moves the high watermark to the smallest log end
-// offset in the ISR; with this broker as the only replica that is its own.
-func (p *Partition) advanceHighWatermarkLocked() {
-	leo := p.log.LogEndOffset()
-	if leo != p.hw {
-		p.hw = leo
-		close(p.hwChanged)
-		p.hwChanged = make(chan struct{})
-	}
+// notifyLocked wakes fetch long polls and acks=all waiters.
+func (p *Partition) notifyLocked() {
+	close(p.hwChanged)
+	p.hwChanged = make(chan struct{})
 }
 
 // validate checks every batch of a produce request before any is appended, so
@@ -486,27 +536,9 @@ func (p *Partition) loadProducerState() error {
 		if h.LastOffset() < from {
 			return nil
 		}
-		first := int64(-1)
-		if e, ok := state.producers[h.ProducerID]; ok {
-			first = e.currentTxnFirstOffset
-		}
-		state.update(h)
-		if h.IsControl() && h.ProducerID >= 0 {
-			// The index entry of an abort may not have reached the disk
-			// before a crash; adding it again is a no-op otherwise.
-			if typ, ok := ControlType(batch); ok && typ == ControlAbort {
-				if first < 0 {
-					first = h.BaseOffset
-				}
-				lso := h.BaseOffset + 1
-				if fu := state.firstUnstable(); fu >= 0 && fu < lso {
-					lso = fu
-				}
-				return p.log.AppendAbortedTxn(log.AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first,
-					LastOffset: h.BaseOffset, LastStableOffset: lso})
-			}
-		}
-		return nil
+		// The index entry of an abort may not have reached the disk before
+		// a crash; adding it again is a no-op otherwise.
+		return replayBatch(state, p.log, h, batch)
 	})
 	if err != nil {
 		return fmt.Errorf("partition: %s-%d: replay producer state: %w", p.Topic, p.Index, err)

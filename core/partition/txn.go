@@ -105,7 +105,7 @@ func (p *Partition) WriteTxnMarker(m TxnMarker) (int64, error) {
 			return -1, err
 		}
 	}
-	p.advanceHighWatermarkLocked()
+	p.advanceHighWatermarkLocked(true)
 	return off, nil
 }
 
