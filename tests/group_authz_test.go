@@ -59,7 +59,7 @@ func TestGroupConsumerProtocolAuthorization(t *testing.T) {
 	if fr := resp.(*kmsg.FindCoordinatorResponse); fr.ErrorCode != 0 || len(fr.Coordinators) != 1 || fr.Coordinators[0].ErrorCode != 0 {
 		t.Fatalf("find coordinator: %+v", fr)
 	}
-	heartbeat := func(group, topic string) int16 {
+	heartbeat := func(t *testing.T, group, topic string) int16 {
 		t.Helper()
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.Group, req.MemberID, req.RebalanceTimeoutMillis = group, uuid.NewString(), 10000
@@ -70,7 +70,7 @@ func TestGroupConsumerProtocolAuthorization(t *testing.T) {
 		}
 		return resp.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode
 	}
-	describe := func(group string) int16 {
+	describe := func(t *testing.T, group string) int16 {
 		t.Helper()
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Groups = []string{group}
@@ -82,27 +82,27 @@ func TestGroupConsumerProtocolAuthorization(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		code func() int16
+		code func(t *testing.T) int16
 		want int16
 	}{
-		{"heartbeat without group READ", func() int16 { return heartbeat("g-other", "t-alice") }, kerr.GroupAuthorizationFailed.Code},
-		{"heartbeat subscribing to a topic without DESCRIBE", func() int16 { return heartbeat("g-alice", "t-other") }, kerr.TopicAuthorizationFailed.Code},
-		{"heartbeat allowed", func() int16 {
+		{"heartbeat without group READ", func(t *testing.T) int16 { return heartbeat(t, "g-other", "t-alice") }, kerr.GroupAuthorizationFailed.Code},
+		{"heartbeat subscribing to a topic without DESCRIBE", func(t *testing.T) int16 { return heartbeat(t, "g-alice", "t-other") }, kerr.TopicAuthorizationFailed.Code},
+		{"heartbeat allowed", func(t *testing.T) int16 {
 			// The coordinator may still be loading its new partition.
 			var code int16
 			eventually(t, 10*time.Second, "coordinator loaded", func() error {
-				if code = heartbeat("g-alice", "t-alice"); code == kerr.CoordinatorLoadInProgress.Code {
+				if code = heartbeat(t, "g-alice", "t-alice"); code == kerr.CoordinatorLoadInProgress.Code {
 					return kerr.CoordinatorLoadInProgress
 				}
 				return nil
 			})
 			return code
 		}, 0},
-		{"describe without group DESCRIBE", func() int16 { return describe("g-other") }, kerr.GroupAuthorizationFailed.Code},
-		{"describe allowed (READ implies DESCRIBE)", func() int16 { return describe("g-alice") }, 0},
+		{"describe without group DESCRIBE", func(t *testing.T) int16 { return describe(t, "g-other") }, kerr.GroupAuthorizationFailed.Code},
+		{"describe allowed (READ implies DESCRIBE)", func(t *testing.T) int16 { return describe(t, "g-alice") }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.code(); got != tc.want {
+			if got := tc.code(t); got != tc.want {
 				t.Fatalf("error code %d (%v), want %d", got, kerr.ErrorForCode(got), tc.want)
 			}
 		})

@@ -395,3 +395,19 @@ func TestCooperativeRejoinKeepsOtherMembersWorking(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusedFirstJoinLeavesNoGroup(t *testing.T) {
+	e := newEnv(t, 1)
+	resp, _ := e.c.JoinGroup(joinReq("g", "", func(r *JoinRequest) { r.Protocols = nil }))
+	if !errors.Is(resp.Err, ErrInconsistentGroupProtocol) {
+		t.Fatalf("join = %+v", resp)
+	}
+	if _, err := e.c.DescribeGroup("g"); !errors.Is(err, ErrGroupIDNotFound) {
+		t.Fatalf("describe = %v, want not found", err)
+	}
+	// A session timeout outside the bounds is refused before anything else.
+	resp, _ = e.c.JoinGroup(joinReq("g", "", func(r *JoinRequest) { r.SessionTimeout = 2 * time.Minute }))
+	if !errors.Is(resp.Err, ErrInvalidSessionTimeout) {
+		t.Fatalf("join = %+v", resp)
+	}
+}

@@ -70,6 +70,12 @@ func (c *Coordinator) JoinGroup(req JoinRequest) (JoinResponse, <-chan JoinRespo
 			return fail(ErrUnknownMemberID)
 		}
 		g = s.newClassicGroup(req.Group)
+		// A refused first join leaves no group behind.
+		defer func() {
+			if g.classic != nil && g.empty() && len(g.offsets) == 0 && g.classic.state == StateEmpty && s.groups[g.id] == g {
+				delete(s.groups, g.id)
+			}
+		}()
 	}
 	if g.consumer != nil {
 		if !g.empty() {
