@@ -80,8 +80,14 @@ wasm-examples:
 	@echo "built examples/wasm-region/region.wasm examples/wasm-authorizer/authorizer.wasm examples/wasm-murmur2-as/build/murmur2.wasm"
 
 # Per-record partitioner cost: built-in Go murmur2 against WASM guests (Go,
-# AssemblyScript) in batches, with and without a per-call time limit.
+# AssemblyScript) in batches, with and without a per-call time limit; a
+# go-plugin partitioner per call; produce-over-HTTP throughput with the
+# built-in and WASM partitioners; the placement check's cost on franz-go
+# produce of uncompressed 1 KiB records (enforce off and on, alternating).
 bench-plugins: wasm-examples build
 	$(GO) test -run='^$$' -bench=Partitioner -benchmem ./hooks
 	./$(BIN) plugin bench --wasm examples/wasm-murmur2-as/build/murmur2.wasm
 	./$(BIN) plugin bench --wasm examples/wasm-region/region.wasm
+	$(GO) test -run='^$$' -bench=ExtPluginPartitioner -benchmem ./tests
+	$(GO) test -run='^$$' -bench=ExtHTTPProduce -benchtime=2s ./tests
+	$(GO) test -run='^$$' -bench=ExtPlacementCheck -benchtime=100000x -count=3 ./tests
