@@ -120,7 +120,10 @@ func TestTxnExactlyOnceAcrossKills(t *testing.T) {
 				continue
 			}
 			if err := sess.Begin(); err != nil {
+				// A transaction left open by a failed End (the broker died
+				// under it) must be aborted before the next can begin.
 				t.Logf("begin: %v", err)
+				abortOpen(sess)
 				continue
 			}
 			ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
@@ -131,6 +134,10 @@ func TestTxnExactlyOnceAcrossKills(t *testing.T) {
 			cancel()
 			if err == nil && committed {
 				copied.Add(int64(fetches.NumRecords()))
+			}
+			if err != nil {
+				t.Logf("end: %v", err)
+				abortOpen(sess)
 			}
 		}
 	}()
@@ -192,4 +199,17 @@ func TestTxnExactlyOnceAcrossKills(t *testing.T) {
 		t.Fatalf("output after %d kills: %d distinct of %d, %d records, %d missing, %d duplicated", kills, len(seen), n, total, missing, dups)
 	}
 	t.Logf("copied %d records exactly once across %d SIGKILLs", n, kills)
+}
+
+// abortOpen ends a session's open transaction with an abort, retrying while
+// the broker restarts; the records polled for it are fetched again.
+func abortOpen(sess *kgo.GroupTransactSession) {
+	for attempt := 0; attempt < 50; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := sess.End(ctx, kgo.TryAbort)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
