@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,10 +149,15 @@ func (p *Partition) setLeadershipLocked(leader, epoch, partitionEpoch int32, rep
 	if len(p.replicas) > 0 {
 		p.traffic.isrChanged(p.isr, isr)
 	}
+	moved := leader != p.leader || epoch != p.leaderEpoch || partitionEpoch != p.partitionEpoch
+	if moved {
+		// The controller answered a pending ISR change, or moved on.
+		p.pendingISR = nil
+	}
+	moved = moved || !slices.Equal(isr, p.isr)
 	p.leader, p.leaderEpoch, p.partitionEpoch = leader, epoch, partitionEpoch
 	p.replicas = append(p.replicas[:0], replicas...)
 	p.isr = append(p.isr[:0], isr...)
-	p.pendingISR = nil
 	if becameLeader {
 		p.resetFollowersLocked()
 	} else if local {
@@ -161,8 +167,10 @@ func (p *Partition) setLeadershipLocked(leader, epoch, partitionEpoch int32, rep
 		// A smaller ISR may let the high watermark move.
 		p.advanceHighWatermarkLocked(false)
 	}
-	// Producers waiting for acks=all re-check the ISR and leadership.
-	p.notifyLocked()
+	if moved {
+		// Producers waiting for acks=all re-check the ISR and leadership.
+		p.notifyLocked()
+	}
 }
 
 // isLocal reports whether leader is this broker.
