@@ -78,8 +78,17 @@ func (l *linker) stop() {
 // errors restart the loop, which re-reads the target's end offset, so a
 // produce whose answer was lost is never repeated.
 func (l *linker) work(ctx context.Context, st *partitionState) {
+	// Each partition long-polls the source on its own connection: answers
+	// on one connection come in request order, so a shared one would hold
+	// a partition's new data behind other partitions' idle polls.
+	fetcher, err := newClient(l.s.cfg.Source, "gregor-mirror-link-"+l.s.cfg.Target.Name)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	defer fetcher.Close()
 	for ctx.Err() == nil {
-		err := l.copyPartition(ctx, st)
+		err := l.copyPartition(ctx, st, fetcher)
 		if ctx.Err() != nil {
 			return
 		}
@@ -213,9 +222,9 @@ func firstBatch(b []byte) (record.Header, bool) {
 // copyPartition places the partition at the target's end offset, checks
 // that the target's last batch is the source's, and copies batches until an
 // error.
-func (l *linker) copyPartition(ctx context.Context, st *partitionState) error {
+func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher *kgo.Client) error {
 	s := l.s
-	src, err := findLeader(ctx, s.src, st.topic, st.partition)
+	src, err := findLeader(ctx, fetcher, st.topic, st.partition)
 	if err != nil {
 		return err
 	}
@@ -232,7 +241,7 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState) error {
 		return err
 	}
 	if pos > 0 {
-		if err := l.checkTail(ctx, st, src, dst, pos); err != nil {
+		if err := l.checkTail(ctx, st, fetcher, src, dst, pos); err != nil {
 			return err
 		}
 	}
@@ -243,7 +252,7 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState) error {
 	st.mu.Unlock()
 	maxBytes := s.cfg.Mirror.MaxFetchBytes
 	for ctx.Err() == nil {
-		fp, err := fetchRaw(ctx, s.src, src, st.topic, st.partition, pos, maxBytes, 500*time.Millisecond)
+		fp, err := fetchRaw(ctx, fetcher, src, st.topic, st.partition, pos, maxBytes, 500*time.Millisecond)
 		if err != nil {
 			return err
 		}
@@ -358,7 +367,7 @@ func (l *linker) sourceRange(ctx context.Context, st *partitionState) (logStart,
 
 // checkTail compares the target's last batch with the source batch at the
 // same offset: a target written by anything but this link stops it.
-func (l *linker) checkTail(ctx context.Context, st *partitionState, src, dst endpoint, pos int64) error {
+func (l *linker) checkTail(ctx context.Context, st *partitionState, fetcher *kgo.Client, src, dst endpoint, pos int64) error {
 	s := l.s
 	tf, err := fetchRaw(ctx, s.dst, dst, st.target, st.partition, pos-1, 1<<20, 0)
 	if err != nil {
@@ -371,7 +380,7 @@ func (l *linker) checkTail(ctx context.Context, st *partitionState, src, dst end
 	if !ok {
 		return fmt.Errorf("mirror: target %s[%d]: no batch at offset %d", st.target, st.partition, pos-1)
 	}
-	sf, err := fetchRaw(ctx, s.src, src, st.topic, st.partition, th.BaseOffset, 1<<20, 0)
+	sf, err := fetchRaw(ctx, fetcher, src, st.topic, st.partition, th.BaseOffset, 1<<20, 0)
 	if err != nil {
 		return err
 	}

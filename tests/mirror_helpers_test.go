@@ -226,7 +226,7 @@ func produceMirrorRecords(t *testing.T, addr, topic string, from, n int) {
 
 // waitMirrored waits until every partition of target holds want[p] records
 // (copy) or ends at want[p] (link: the same offsets).
-func waitMirrored(t *testing.T, addr, target string, want map[int32]int64, timeout time.Duration) {
+func waitMirrored(t testing.TB, addr, target string, want map[int32]int64, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
