@@ -135,6 +135,11 @@ func (p *Partition) SetLeadershipEpochs(leader, leaderEpoch, partitionEpoch int3
 }
 
 func (p *Partition) setLeadershipLocked(leader, epoch, partitionEpoch int32, replicas, isr []int32) {
+	if p.replicated && p.leader >= 0 && (epoch < p.leaderEpoch || epoch == p.leaderEpoch && partitionEpoch < p.partitionEpoch) {
+		// An older state than one already applied (an ISR change's answer
+		// can overtake the metadata image that carries it).
+		return
+	}
 	local := p.isLocal(leader)
 	newEpoch := leader >= 0 && epoch > p.leaderEpoch || p.leader < 0
 	becameLeader := local && (newEpoch || p.leader != leader)

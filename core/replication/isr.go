@@ -18,7 +18,21 @@ const DefaultReplicaLagTimeMax = 30 * time.Second
 // is based on, and the controller refuses a change from a stale view. The
 // committed change reaches the partition with the next metadata image.
 type Alterer interface {
-	AlterPartition(ctx context.Context, topic string, partition int32, leaderEpoch, partitionEpoch int32, isr []int32) error
+	AlterPartition(ctx context.Context, topic string, partition int32, leaderEpoch, partitionEpoch int32, isr []int32) (Committed, error)
+}
+
+// Committed is a partition's state after a committed ISR change.
+type Committed struct {
+	Leader, LeaderEpoch, PartitionEpoch int32
+	Replicas, ISR                       []int32
+}
+
+// AlterFunc adapts a function to Alterer.
+type AlterFunc func(ctx context.Context, topic string, partition int32, leaderEpoch, partitionEpoch int32, isr []int32) (Committed, error)
+
+// AlterPartition implements Alterer.
+func (f AlterFunc) AlterPartition(ctx context.Context, topic string, partition int32, leaderEpoch, partitionEpoch int32, isr []int32) (Committed, error) {
+	return f(ctx, topic, partition, leaderEpoch, partitionEpoch, isr)
 }
 
 // nextISR is the ISR a leader should ask for, given its view at now: ISR
@@ -160,10 +174,14 @@ func (m *ISR) change(ctx context.Context, p *partition.Partition, v partition.Re
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
 	defer cancel()
-	if err := m.alter.AlterPartition(ctx, p.Topic, p.Index, v.LeaderEpoch, v.PartitionEpoch, isr); err != nil {
+	c, err := m.alter.AlterPartition(ctx, p.Topic, p.Index, v.LeaderEpoch, v.PartitionEpoch, isr)
+	if err != nil {
 		p.AbortISRChange()
 		return fmt.Errorf("replication: alter partition %s-%d: %w", p.Topic, p.Index, err)
 	}
+	// Apply the answer now rather than at the next metadata image; an
+	// older image arriving later is ignored by its partition epoch.
+	p.SetLeadershipEpochs(c.Leader, c.LeaderEpoch, c.PartitionEpoch, c.Replicas, c.ISR)
 	return nil
 }
 

@@ -78,8 +78,7 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// fakeController records AlterPartition calls and commits them into the
-// partition as the metadata image would, or refuses them.
+// fakeController records AlterPartition calls and commits or refuses them.
 type fakeController struct {
 	mu     sync.Mutex
 	calls  [][]int32
@@ -87,17 +86,16 @@ type fakeController struct {
 	parts  *partition.Set
 }
 
-func (c *fakeController) AlterPartition(_ context.Context, topic string, idx int32, leaderEpoch, partitionEpoch int32, isr []int32) error {
+func (c *fakeController) AlterPartition(_ context.Context, topic string, idx int32, leaderEpoch, partitionEpoch int32, isr []int32) (Committed, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, append([]int32{}, isr...))
 	if c.refuse != nil {
-		return c.refuse
+		return Committed{}, c.refuse
 	}
 	p, _ := c.parts.Get(topic, idx)
 	r := p.Replication()
-	p.SetLeadershipEpochs(r.Leader, leaderEpoch, partitionEpoch+1, r.Replicas, isr)
-	return nil
+	return Committed{Leader: r.Leader, LeaderEpoch: leaderEpoch, PartitionEpoch: partitionEpoch + 1, Replicas: r.Replicas, ISR: isr}, nil
 }
 
 func openPartition(t *testing.T, node int32, c *clock) *partition.Partition {
