@@ -29,14 +29,15 @@ import (
 // function that closes them all; on error, whatever was opened is closed.
 // The adapters get no fallback: the broker applies each extension's
 // fallback rule itself.
-func Open(ctx context.Context, cfg config.Config, opts *server.Options, logger *slog.Logger) (closeAll func(), err error) {
+func Open(ctx context.Context, cfg config.Config, opts *server.Options, logger *slog.Logger) (_ func(), err error) {
 	var closers []func()
-	closeAll = func() {
+	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
 	defer func() {
+		// Not the named result: an error return sets that to nil.
 		if err != nil {
 			closeAll()
 		}
