@@ -2,12 +2,14 @@ package api
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -25,6 +27,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 	badAcks := acks != 0 && acks != 1 && acks != -1
 	im := b.Controller.Image()
 	var synced []*partition.Partition
+	var waits []ackWait
 	writeAuth := b.topicAuth(r, sdkauth.OpWrite)
 	txnAuth := req.TransactionID == nil || b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
 	for _, rt := range req.Topics {
@@ -55,6 +58,10 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 				fail(kerr.TransactionalIDAuthorizationFailed.Code, nil)
 			case name == "" && r.Version >= 13:
 				fail(kerr.UnknownTopicID.Code, nil)
+			case isInternal(im, name) && r.ClientID != adminClientID:
+				// As Kafka: only the broker's own writers (and its admin
+				// client id) may append to internal topics.
+				fail(kerr.InvalidTopicException.Code, fmt.Errorf("topic %q is internal", name))
 			case !writeAuth.allowed(name):
 				fail(kerr.TopicAuthorizationFailed.Code, nil)
 			default:
@@ -77,6 +84,12 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 						break
 					}
 				}
+				if acks == -1 {
+					if err := p.CheckMinISR(); err != nil {
+						fail(kerr.NotEnoughReplicas.Code, err)
+						break
+					}
+				}
 				res, err := p.Append(rp.Records)
 				if err != nil {
 					code := errCode(err)
@@ -92,6 +105,9 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 				if !res.Duplicate {
 					synced = append(synced, p)
 				}
+				if acks == -1 {
+					waits = append(waits, ackWait{p: p, offset: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
+				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -102,16 +118,24 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 		// the connection so that the client notices and refreshes metadata.
 		return protocol.Reply{None: true, Close: anyProduceError(resp)}
 	}
-	if acks == -1 && b.Config.Log.Durability == config.DurabilityFsync && len(synced) > 0 {
-		// acks=all on fsync durability: answer once the appended batches are
-		// on disk. Concurrent producers share each fsync (group commit).
+	if acks == -1 {
+		// acks=all waits for the ISR to hold the batches (at once for a
+		// lone replica) and, on fsync durability, for the disk.
+		waits = settleAcks(resp, waits)
+	}
+	fsync := acks == -1 && b.Config.Log.Durability == config.DurabilityFsync && len(synced) > 0
+	if fsync || len(waits) > 0 {
+		// Concurrent producers share each fsync (group commit).
 		return protocol.Reply{Later: func() kmsg.Response {
-			for _, p := range synced {
-				if err := p.Sync(); err != nil {
-					b.Logger.Error("fsync failed", "topic", p.Topic, "partition", p.Index, "err", err)
-					markStorageError(resp, p)
+			if fsync {
+				for _, p := range synced {
+					if err := p.Sync(); err != nil {
+						b.Logger.Error("fsync failed", "topic", p.Topic, "partition", p.Index, "err", err)
+						markStorageError(resp, p)
+					}
 				}
 			}
+			b.awaitAcks(resp, waits, req.TimeoutMillis)
 			return resp
 		}}
 	}
@@ -142,4 +166,12 @@ func anyProduceError(resp *kmsg.ProduceResponse) bool {
 		}
 	}
 	return false
+}
+
+// adminClientID is the client id Kafka lets write to internal topics.
+const adminClientID = "__admin_client"
+
+func isInternal(im *controller.Image, topic string) bool {
+	t, ok := im.Topic(topic)
+	return ok && t.Internal
 }
