@@ -26,8 +26,10 @@ func validateBroker(b Broker) error {
 }
 
 // RegisterBroker records b (a new broker or a re-registration with a new
-// address). The broker's epoch becomes the raft index of the registration;
-// b.Epoch is ignored.
+// address) as given, fenced or not, without a heartbeat session: it is the
+// administrative form (tests, tools). Brokers register with
+// RegisterBrokerFenced. The broker's epoch becomes the raft index of the
+// registration; b.Epoch is ignored.
 func (c *Controller) RegisterBroker(ctx context.Context, b Broker) error {
 	b.Epoch = 0
 	if err := validateBroker(b); err != nil {
@@ -52,6 +54,9 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, count int32) (int6
 	if count < 1 || count > maxProducerIDBlock {
 		return 0, fmt.Errorf("controller: producer id block of %d: %w: the size must be in [1, %d]",
 			count, ErrInvalidRequest, maxProducerIDBlock)
+	}
+	if !c.isActive() && c.peers != nil {
+		return c.forwardProducerIDs(ctx, count)
 	}
 	if err := c.checkActive(); err != nil {
 		return 0, err

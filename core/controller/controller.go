@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,24 @@ type Config struct {
 	// Tune, if set, adjusts the raft configuration before raft starts
 	// (multi-voter timeouts, snapshot thresholds in tests).
 	Tune func(*raft.Config)
+
+	// Voters, when set, make the node part of a multi-node quorum: raft
+	// runs over Listener among these voters (bootstrapped from this list
+	// on an empty store), and a node not listed follows the metadata log
+	// as a raft non-voter once the active controller has registered it.
+	// Empty means the single-voter default (Transport or in-memory).
+	Voters []config.Voter
+	// Listener is the bound controller listener (listeners.controller);
+	// required with Voters. It carries raft and the controller RPCs; the
+	// controller owns and closes it.
+	Listener net.Listener
+	// Advertised is the controller listener's address as peers dial it;
+	// empty means the Listener's address (a wildcard is not allowed then).
+	Advertised string
+	// SessionTimeout is broker.session.timeout.ms: the active controller
+	// fences a broker that has not heartbeated for this long. Zero never
+	// fences a silent broker.
+	SessionTimeout time.Duration
 }
 
 // Controller is one node of the metadata quorum.
@@ -66,6 +85,14 @@ type Controller struct {
 	changed chan struct{} // closed and replaced on every image or leadership change
 	ready   bool          // leader, and this term's controller record is applied
 	closed  bool
+
+	// sessions are the brokers' heartbeat times (active controller only).
+	sessions sessions
+	// mux splits the controller listener between raft and the RPCs; nil
+	// on a single node.
+	mux *mux
+	// peers carries RPCs to the active controller.
+	peers *peerClient
 
 	notifyCh chan bool
 	obsCh    chan raft.Observation
@@ -133,6 +160,22 @@ func Open(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: snapshot store: %w", err)
 	}
 	trans := cfg.Transport
+	if len(cfg.Voters) > 0 {
+		if cfg.Listener == nil {
+			c.store.Close()
+			return nil, errors.New("controller: voters are set but the controller listener is not")
+		}
+		c.mux, err = newMux(cfg.Listener, cfg.Advertised, c.log)
+		if err != nil {
+			c.store.Close()
+			return nil, err
+		}
+		c.peers = newPeerClient()
+		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: c.mux.raftStream(), MaxPool: 3, Timeout: 10 * time.Second,
+			Logger: newRaftLogger(cfg.Logger.With("component", "raft-transport")),
+		})
+	}
 	if trans == nil {
 		_, trans = raft.NewInmemTransport(raft.ServerAddress("gregor-controller-" + strconv.Itoa(int(cfg.NodeID))))
 	}
@@ -154,6 +197,9 @@ func Open(cfg Config) (*Controller, error) {
 		if wc, ok := trans.(raft.WithClose); ok {
 			_ = wc.Close()
 		}
+		if c.mux != nil {
+			c.mux.Close()
+		}
 		c.store.Close()
 		return nil, err
 	}
@@ -169,14 +215,22 @@ func Open(cfg Config) (*Controller, error) {
 	if err != nil {
 		return fail(fmt.Errorf("controller: inspect raft state: %w", err))
 	}
-	if !existing {
+	if !existing && c.isVoter() {
 		voters := raft.Configuration{Servers: []raft.Server{{
 			Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
 		}}}
+		if len(cfg.Voters) > 0 {
+			voters.Servers = voters.Servers[:0]
+			for _, v := range cfg.Voters {
+				voters.Servers = append(voters.Servers, raft.Server{
+					Suffrage: raft.Voter, ID: serverID(v.ID), Address: raft.ServerAddress(v.Address),
+				})
+			}
+		}
 		if err := raft.BootstrapCluster(rc, logs, c.store, snaps, trans, voters); err != nil {
 			return fail(fmt.Errorf("controller: bootstrap: %w", err))
 		}
-		c.log.Info("bootstrapped metadata quorum", "node", cfg.NodeID, "cluster_id", clusterID)
+		c.log.Info("bootstrapped metadata quorum", "node", cfg.NodeID, "cluster_id", clusterID, "voters", len(voters.Servers))
 	}
 
 	r, err := raft.NewRaft(rc, &fsm{c: c}, logs, c.store, snaps, trans)
@@ -191,7 +245,28 @@ func Open(cfg Config) (*Controller, error) {
 	r.RegisterObserver(c.observer)
 	c.wg.Add(1)
 	go c.watchLeadership()
+	if c.mux != nil {
+		c.wg.Add(1)
+		go c.serveRPC()
+	}
+	if cfg.SessionTimeout > 0 {
+		c.wg.Add(1)
+		go c.runSessions(max(cfg.SessionTimeout/8, 10*time.Millisecond))
+	}
 	return c, nil
+}
+
+// isVoter reports whether this node is a member of the quorum.
+func (c *Controller) isVoter() bool {
+	if len(c.cfg.Voters) == 0 {
+		return true
+	}
+	for _, v := range c.cfg.Voters {
+		if v.ID == c.cfg.NodeID {
+			return true
+		}
+	}
+	return false
 }
 
 func serverID(node int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(node))) }
@@ -210,6 +285,12 @@ func (c *Controller) Close() error {
 	c.raft.DeregisterObserver(c.observer)
 	err := c.raft.Shutdown().Error()
 	close(c.done)
+	if c.mux != nil {
+		c.mux.Close()
+	}
+	if c.peers != nil {
+		c.peers.Close()
+	}
 	c.wg.Wait()
 	if cerr := c.store.Close(); cerr != nil && err == nil {
 		err = cerr
@@ -342,6 +423,10 @@ func (c *Controller) watchLeadership() {
 				continue
 			}
 			if c.raft.State() == raft.Leader {
+				// Every broker's session starts afresh under a new
+				// controller.
+				c.sessions.reset()
+				c.addNonvoters()
 				c.setReady(true)
 				c.log.Info("active controller", "node", c.cfg.NodeID, "offset", c.Image().Offset)
 			}

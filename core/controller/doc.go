@@ -19,8 +19,17 @@
 // know) and data depends on type:
 //
 //	controller         {"node_id":1}                     a node became the active controller
-//	register_broker    {"node_id":1,"host":"h","port":9092,"rack":""}
+//	register_broker    {"node_id":1,"host":"h","port":9092,"rack":"","fenced":true,
+//	                    "controller_address":"h:9093"}
 //	                                                     the broker epoch is the record's raft index
+//	broker_state       {"node_id":1,"epoch":7,"fenced":false,"controlled_shutdown":false}
+//	                                                     only for the registration with that epoch
+//	partition_change   {"topic_id":"<uuid>","partition":0,"partition_epoch":3,"leader":2,
+//	                    "isr":[2,3],"replicas":[1,2,3],"adding":[],"removing":[]}
+//	                                                     the full new state; applies only at that
+//	                                                     partition epoch, bumps it, and bumps the
+//	                                                     leader epoch when the leader changes or
+//	                                                     replicas are removed
 //	create_topic       {"name":"t","id":"<uuid>","internal":false,
 //	                    "partitions":[{"index":0,"leader":1,"leader_epoch":0,
 //	                    "partition_epoch":0,"replicas":[1],"isr":[1]}],
@@ -44,6 +53,27 @@
 // image first, and a record that fails them changes nothing (the proposer
 // receives the error). Every node reaches the same verdict, so a rejected
 // record never makes nodes diverge.
+//
+// # Multi-node clusters
+//
+// With Config.Voters, raft runs among the voters over the controller
+// listener, which it shares with the controller RPCs (raft connections
+// open with a marker byte; the rest are Kafka frames). Every voter
+// bootstraps from the same static voter list. A node that is not a voter
+// registers over the RPCs and the active controller adds it as a raft
+// non-voter, so every node applies the same log to its own image.
+//
+// Brokers register (BrokerRegistration, starting fenced), heartbeat
+// (BrokerHeartbeat) and are unfenced once they have applied their own
+// registration. The active controller fences a broker silent for longer
+// than Config.SessionTimeout and moves its leaderships to other live ISR
+// members (a partition without one becomes leaderless, or with
+// unclean.leader.election.enable is led by a live replica outside the ISR);
+// leaderless partitions are elected again when a replica returns. A
+// controlled shutdown moves leaderships away before the broker stops.
+// Partition leaders change ISRs with AlterPartition. Writes on a node that
+// is not the active controller are planned locally and forwarded (see
+// forward.go).
 //
 // # Snapshots
 //

@@ -29,6 +29,28 @@ var (
 	ErrNotController = errors.New("not the active controller")
 	// ErrInvalidRequest: INVALID_REQUEST.
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrStaleBrokerEpoch: STALE_BROKER_EPOCH. The broker epoch is not the
+	// one of the broker's current registration.
+	ErrStaleBrokerEpoch = errors.New("stale broker epoch")
+	// ErrBrokerNotRegistered: BROKER_ID_NOT_REGISTERED.
+	ErrBrokerNotRegistered = errors.New("broker is not registered")
+	// ErrFencedLeaderEpoch: FENCED_LEADER_EPOCH. The caller's leader epoch
+	// is older than the partition's.
+	ErrFencedLeaderEpoch = errors.New("fenced leader epoch")
+	// ErrInvalidUpdateVersion: INVALID_UPDATE_VERSION. The caller's
+	// partition epoch is older than the partition's.
+	ErrInvalidUpdateVersion = errors.New("invalid partition epoch")
+	// ErrIneligibleReplica: INELIGIBLE_REPLICA. A proposed ISR member is
+	// fenced or shutting down.
+	ErrIneligibleReplica = errors.New("ineligible replica")
+	// ErrElectionNotNeeded: ELECTION_NOT_NEEDED.
+	ErrElectionNotNeeded = errors.New("election not needed")
+	// ErrPreferredLeaderNotAvailable: PREFERRED_LEADER_NOT_AVAILABLE.
+	ErrPreferredLeaderNotAvailable = errors.New("preferred leader not available")
+	// ErrEligibleLeadersNotAvailable: ELIGIBLE_LEADERS_NOT_AVAILABLE.
+	ErrEligibleLeadersNotAvailable = errors.New("eligible leaders not available")
+	// ErrNoReassignmentInProgress: NO_REASSIGNMENT_IN_PROGRESS.
+	ErrNoReassignmentInProgress = errors.New("no reassignment in progress")
 	// ErrCorrupt marks metadata on disk or in the log that cannot be decoded
 	// or violates the image's invariants.
 	ErrCorrupt = errors.New("corrupt metadata")

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"maps"
+	"slices"
 	"sort"
 
 	"github.com/google/uuid"
@@ -39,6 +40,16 @@ type Broker struct {
 	// Endpoints are the broker's listeners with their advertised
 	// addresses; Host and Port are the first listener's.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	// Fenced brokers may not lead or join an ISR: a broker is fenced from
+	// its registration until it has caught up with the metadata log, and
+	// again when its session expires or its controlled shutdown ends.
+	Fenced bool `json:"fenced,omitempty"`
+	// InControlledShutdown is set while the broker's leaderships move away
+	// before it stops.
+	InControlledShutdown bool `json:"controlled_shutdown,omitempty"`
+	// ControllerAddress is where the node's controller listener (raft
+	// and controller RPCs) is reached; empty on a single node.
+	ControllerAddress string `json:"controller_address,omitempty"`
 }
 
 // Endpoint is one advertised listener of a broker.
@@ -72,6 +83,29 @@ type Partition struct {
 	PartitionEpoch int32   `json:"partition_epoch"`
 	Replicas       []int32 `json:"replicas"`
 	ISR            []int32 `json:"isr"`
+	// AddingReplicas and RemovingReplicas describe a reassignment in
+	// progress: Replicas holds the target replicas followed by the ones
+	// being removed.
+	AddingReplicas   []int32 `json:"adding,omitempty"`
+	RemovingReplicas []int32 `json:"removing,omitempty"`
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
+
+// TargetReplicas are the replicas the partition will have once its
+// reassignment completes (its replicas when none is in progress).
+func (p *Partition) TargetReplicas() []int32 {
+	out := make([]int32, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.RemovingReplicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ConfigResource names a topic or broker whose configs can be altered. A
@@ -144,6 +178,45 @@ func (im *Image) TopicConfig(topic string) map[string]string {
 func (im *Image) Broker(id int32) (Broker, bool) {
 	b, ok := im.Brokers[id]
 	return b, ok
+}
+
+// Usable reports whether broker id may lead partitions and join ISRs:
+// registered, unfenced and not in controlled shutdown.
+func (im *Image) Usable(id int32) bool {
+	b, ok := im.Brokers[id]
+	return ok && !b.Fenced && !b.InControlledShutdown
+}
+
+// LiveBrokerIDs lists the registered, unfenced brokers in ascending order.
+func (im *Image) LiveBrokerIDs() []int32 {
+	ids := make([]int32, 0, len(im.Brokers))
+	for _, id := range im.BrokerIDs() {
+		if !im.Brokers[id].Fenced {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// usableBrokerIDs lists the brokers new replicas may be placed on.
+func (im *Image) usableBrokerIDs() []int32 {
+	ids := make([]int32, 0, len(im.Brokers))
+	for _, id := range im.BrokerIDs() {
+		if im.Usable(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Offline reports whether a partition has no usable leader.
+func (im *Image) Offline(p *Partition) bool {
+	return p.Leader < 0 || !im.Usable(p.Leader) && !im.inShutdown(p.Leader)
+}
+
+func (im *Image) inShutdown(id int32) bool {
+	b, ok := im.Brokers[id]
+	return ok && !b.Fenced && b.InControlledShutdown
 }
 
 // BrokerIDs lists the registered brokers' ids in ascending order.

@@ -29,12 +29,42 @@ func (c *Controller) checkActive() error {
 	return nil
 }
 
+// isActive reports whether this node is the active controller, ready to
+// write.
+func (c *Controller) isActive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ready && !c.closed
+}
+
+// checkWritable reports ErrNotController unless this node can write
+// metadata: as the active controller, or (in a multi-node cluster) by
+// forwarding to it.
+func (c *Controller) checkWritable() error {
+	if c.peers != nil {
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		if closed {
+			return fmt.Errorf("controller: node %d is closed: %w", c.cfg.NodeID, ErrNotController)
+		}
+		return nil
+	}
+	return c.checkActive()
+}
+
 // proposeAll appends each record as its own raft entry (raft pipelines
 // them) and waits for each to be applied. errs[i] is nil when records[i] was
 // committed and applied; otherwise it is the apply's rejection, a raft
 // failure (wrapping ErrNotController), or ctx's error, in which case the
 // outcome is unknown. Callers hold writeMu.
 func (c *Controller) proposeAll(ctx context.Context, records []record) []error {
+	if len(records) == 0 {
+		return nil
+	}
+	if !c.isActive() {
+		return c.forwardRecords(ctx, records)
+	}
 	errs := make([]error, len(records))
 	futures := make([]raft.ApplyFuture, len(records))
 	var enqueue time.Duration // 0: wait as long as raft needs

@@ -78,6 +78,10 @@ func decodeRecord(b []byte) (record, error) {
 		r = &scramDeleteRecord{}
 	case typeSetClientQuota:
 		r = &clientQuotaRecord{}
+	case typePartitionChange:
+		r = &partitionChangeRecord{}
+	case typeBrokerState:
+		r = &brokerStateRecord{}
 	default:
 		return nil, fmt.Errorf("controller: record: %w: unknown type %q", ErrCorrupt, env.Type)
 	}

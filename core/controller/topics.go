@@ -112,7 +112,7 @@ func (c *Controller) CreateTopics(ctx context.Context, reqs []CreateTopic, valid
 		}
 		return results
 	}
-	if err := c.checkActive(); err != nil {
+	if err := c.checkWritable(); err != nil {
 		return failAll(err)
 	}
 	var total int64
@@ -253,11 +253,15 @@ func (c *Controller) planTopic(im *Image, r CreateTopic, collisions map[string]s
 	if len(r.Configs) > 0 {
 		configs = maps.Clone(r.Configs)
 	}
+	parts, err := newPartitionsFor(im, r.Name, 0, assignment)
+	if err != nil {
+		return nil, err
+	}
 	return &topicRecord{
 		Name:       r.Name,
 		ID:         id,
 		Internal:   isInternalTopic(r.Name),
-		Partitions: newPartitions(0, assignment),
+		Partitions: parts,
 		Configs:    configs,
 	}, nil
 }
@@ -287,7 +291,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []uui
 	for i, id := range ids {
 		results[len(names)+i].ID = id
 	}
-	if err := c.checkActive(); err != nil {
+	if err := c.checkWritable(); err != nil {
 		for i := range results {
 			results[i].Err = err
 		}
@@ -367,7 +371,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, reqs []CreatePartitio
 		}
 		return results
 	}
-	if err := c.checkActive(); err != nil {
+	if err := c.checkWritable(); err != nil {
 		return failAll(err)
 	}
 	c.writeMu.Lock()
@@ -446,7 +450,7 @@ func planPartitions(im *Image, r CreatePartitions) (*partitionsRecord, error) {
 	} else {
 		// Continue the existing layout: start where partition 0's leader sits.
 		start := -1
-		for i, id := range im.BrokerIDs() {
+		for i, id := range im.usableBrokerIDs() {
 			if id == t.Partitions[0].Replicas[0] {
 				start = i
 			}
@@ -456,5 +460,9 @@ func planPartitions(im *Image, r CreatePartitions) (*partitionsRecord, error) {
 			return nil, err
 		}
 	}
-	return &partitionsRecord{TopicID: t.ID, Partitions: newPartitions(current, assignment)}, nil
+	parts, err := newPartitionsFor(im, r.Topic, current, assignment)
+	if err != nil {
+		return nil, err
+	}
+	return &partitionsRecord{TopicID: t.ID, Partitions: parts}, nil
 }

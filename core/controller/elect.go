@@ -1,0 +1,112 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// ElectionType is ElectLeaders' election type, with Kafka's codes.
+type ElectionType int8
+
+// Election types.
+const (
+	// ElectPreferred moves leadership to the first replica if it is a live
+	// ISR member.
+	ElectPreferred ElectionType = 0
+	// ElectUnclean elects a leader for a partition without a live one,
+	// from outside the ISR if no ISR member is live.
+	ElectUnclean ElectionType = 1
+)
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// ElectionResult is one partition's election outcome.
+type ElectionResult struct {
+	TopicPartition
+	Err error
+}
+
+// ElectLeaders runs elections (Kafka's ElectLeaders). parts nil means every
+// partition; then partitions that need no election are left out of the
+// results, as Kafka does. Per partition: ErrUnknownTopic,
+// ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable,
+// ErrEligibleLeadersNotAvailable.
+func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, parts []TopicPartition) ([]ElectionResult, error) {
+	if typ != ElectPreferred && typ != ElectUnclean {
+		return nil, fmt.Errorf("controller: election type %d: %w", typ, ErrInvalidRequest)
+	}
+	if err := c.checkWritable(); err != nil {
+		return nil, err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	im := c.Image()
+	all := parts == nil
+	if all {
+		for _, t := range sortedTopics(im) {
+			for i := range t.Partitions {
+				parts = append(parts, TopicPartition{t.Name, int32(i)})
+			}
+		}
+	}
+	results := make([]ElectionResult, 0, len(parts))
+	var records []record
+	var recordOf []int
+	for _, tp := range parts {
+		res := ElectionResult{TopicPartition: tp}
+		ch, err := planElection(im, typ, tp)
+		if err != nil {
+			if all && err == errNoElection {
+				continue
+			}
+			if err == errNoElection {
+				err = fmt.Errorf("controller: topic %q partition %d: %w", tp.Topic, tp.Partition, ErrElectionNotNeeded)
+			}
+			res.Err = err
+		} else if r := ch.record(); r != nil {
+			records = append(records, r)
+			recordOf = append(recordOf, len(results))
+		}
+		results = append(results, res)
+	}
+	for j, err := range c.proposeAll(ctx, records) {
+		results[recordOf[j]].Err = err
+	}
+	return results, nil
+}
+
+// errNoElection marks a partition whose leader is already the right one.
+var errNoElection = fmt.Errorf("controller: %w", ErrElectionNotNeeded)
+
+func planElection(im *Image, typ ElectionType, tp TopicPartition) (*change, error) {
+	where := fmt.Sprintf("controller: topic %q partition %d", tp.Topic, tp.Partition)
+	t, ok := im.Topic(tp.Topic)
+	if !ok || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+		return nil, fmt.Errorf("%s: %w", where, ErrUnknownTopic)
+	}
+	ch := newChange(t, tp.Partition)
+	p := &ch.p
+	if typ == ElectPreferred {
+		preferred := p.Replicas[0]
+		if p.Leader == preferred {
+			return nil, errNoElection
+		}
+		if !slices.Contains(p.ISR, preferred) || !im.Usable(preferred) {
+			return nil, fmt.Errorf("%s: %w: broker %d is not a live ISR member", where, ErrPreferredLeaderNotAvailable, preferred)
+		}
+		p.Leader = preferred
+		return ch, nil
+	}
+	if p.Leader >= 0 && im.Usable(p.Leader) {
+		return nil, errNoElection
+	}
+	if !ch.elect(im, true) {
+		return nil, fmt.Errorf("%s: %w: no replica of %v is live", where, ErrEligibleLeadersNotAvailable, p.Replicas)
+	}
+	return ch, nil
+}
