@@ -57,7 +57,9 @@ func (c *Controller) serveRPC() {
 // localOnly marks a context whose operation must not be forwarded again.
 type localOnlyKey struct{}
 
-func localOnly(ctx context.Context) context.Context { return context.WithValue(ctx, localOnlyKey{}, true) }
+func localOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, localOnlyKey{}, true)
+}
 
 func isLocalOnly(ctx context.Context) bool { return ctx.Value(localOnlyKey{}) != nil }
 
