@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/hooks"
 	"github.com/gregorbroker/gregor/hooks/hookstest"
 	"github.com/gregorbroker/gregor/plugins"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
@@ -225,4 +229,57 @@ func produceRound(b *testing.B, cl *kgo.Client, keys [][]byte, n int) time.Durat
 	default:
 	}
 	return took
+}
+
+// BenchmarkExtPlacementCheckCPU is the broker-side CPU the placement check
+// adds per record, measured apart from the network and the client (which
+// make BenchmarkExtPlacementCheck noisy on a shared machine): one Check of
+// a produce batch of 16 uncompressed keyed 1 KiB records, with the
+// built-in murmur2 and with the AssemblyScript murmur2 module.
+func BenchmarkExtPlacementCheckCPU(b *testing.B) {
+	ctx := context.Background()
+	as, err := hooks.LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), hooks.Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer as.Close(ctx)
+	cfg := config.Default()
+	cfg.Extensions = map[string]config.Extension{"murmur2as": {Kind: config.KindPartitioner, WASM: "unused"}}
+	set, err := extension.NewSet(&cfg, map[string]partitioner.BatchPartitioner{"murmur2as": as}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	wasmAS, err := set.TopicPartitioner(map[string]string{"gregor.partitioner": "murmur2as"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const parts, perBatch = int32(12), 16
+	var recs []record.Record
+	for i := 0; len(recs) < perBatch; i++ {
+		k := fmt.Appendf(nil, "customer-%08d", i)
+		if partitioner.KeyPartition(k, parts) == 3 {
+			recs = append(recs, record.Record{Key: k, Value: benchValue})
+		}
+	}
+	batch, err := record.Encode(record.BatchSpec{FirstTimestamp: time.Now().UnixMilli(), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		p    *extension.Partitioner
+	}{{"builtin", extension.Murmur2()}, {"wasm-as", wasmAS}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var c extension.Placement
+			c.MaxDecompressed = 1 << 20
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			for range b.N {
+				if err := c.Check(tc.p, batch, 3, parts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*perBatch), "ns/record")
+		})
+	}
 }
