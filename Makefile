@@ -6,7 +6,7 @@ CONFIG   ?= broker.toml
 FUZZTIME ?= 5s
 GOFLAGS_TEST ?= -count=1 -timeout 20m
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins security-tools
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools
 
 all: build
 
@@ -51,6 +51,14 @@ fuzz-smoke:
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./core/log ./core/record ./core/partition
 	./$(BIN) bench
+	$(GO) test -run='^$$' -bench=Mirror -benchtime=1x ./tests
+
+# The mirror against Apache Kafka (scripts/kafka-ref.sh): Kafka to Gregor in
+# copy and link mode, Gregor to Kafka in copy mode. Not part of make test.
+mirror-interop:
+	./scripts/kafka-ref.sh start
+	GREGOR_MIRROR_KAFKA=127.0.0.1:29092 $(GO) test -count=1 -run=TestMirrorApacheKafka -v ./tests; \
+		rc=$$?; ./scripts/kafka-ref.sh stop; exit $$rc
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
