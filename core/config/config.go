@@ -135,6 +135,19 @@ type Transactions struct {
 	// AbortTimedOutCheckIntervalMs is how often open transactions are
 	// checked against their timeout.
 	AbortTimedOutCheckIntervalMs int64 `toml:"abort_timed_out_check_interval_ms"`
+	// Version is the transaction.version feature finalized in ApiVersions:
+	// 2 lets clients use KIP-890 part 2 (an epoch bump on every commit and
+	// abort, partitions joining the transaction implicitly), 0 keeps them on
+	// the earlier protocol.
+	Version int16 `toml:"version"`
+	// TransactionalIDExpirationMs is how long a transactional id with no
+	// open transaction and no activity is kept
+	// (transactional.id.expiration.ms).
+	TransactionalIDExpirationMs int64 `toml:"transactional_id_expiration_ms"`
+	// ProducerIDExpirationMs is how long a partition keeps the state of a
+	// producer with no open transaction after its last write
+	// (producer.id.expiration.ms).
+	ProducerIDExpirationMs int64 `toml:"producer_id_expiration_ms"`
 }
 
 func (t *Transactions) validate(bad func(key, format string, args ...any) error) error {
@@ -149,6 +162,12 @@ func (t *Transactions) validate(bad func(key, format string, args ...any) error)
 		return bad("transactions.max_timeout_ms", "%d is not in [1, %d]", t.MaxTimeoutMs, int64(1<<31-1))
 	case t.AbortTimedOutCheckIntervalMs < 1:
 		return bad("transactions.abort_timed_out_check_interval_ms", "%d is below 1", t.AbortTimedOutCheckIntervalMs)
+	case t.Version < 0 || t.Version > 2:
+		return bad("transactions.version", "%d is not 0, 1 or 2", t.Version)
+	case t.TransactionalIDExpirationMs < 1 || t.TransactionalIDExpirationMs > 1<<31-1:
+		return bad("transactions.transactional_id_expiration_ms", "%d is not in [1, %d]", t.TransactionalIDExpirationMs, int64(1<<31-1))
+	case t.ProducerIDExpirationMs < 1 || t.ProducerIDExpirationMs > 1<<31-1:
+		return bad("transactions.producer_id_expiration_ms", "%d is not in [1, %d]", t.ProducerIDExpirationMs, int64(1<<31-1))
 	}
 	return nil
 }
@@ -235,6 +254,9 @@ func Default() Config {
 			StateLogSegmentBytes:         100 << 20,
 			MaxTimeoutMs:                 900000,
 			AbortTimedOutCheckIntervalMs: 10000,
+			Version:                      2,
+			TransactionalIDExpirationMs:  7 * 24 * 3600 * 1000,
+			ProducerIDExpirationMs:       24 * 3600 * 1000,
 		},
 		Groups: Groups{
 			OffsetsTopicPartitions:           50,
