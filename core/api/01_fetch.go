@@ -25,10 +25,7 @@ const maxFetchWait = 30 * time.Second
 func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.FetchRequest)
 	if req.ReplicaID >= 0 || req.ReplicaState.ID >= 0 {
-		// Follower fetches arrive with replication; a lone broker has none.
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.NotLeaderForPartition.Code
-		return protocol.Reply{Resp: resp}
+		return b.handleReplicaFetch(r, req)
 	}
 	resp, bytes, waitable := b.fetchOnce(r, r.Version, req)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond

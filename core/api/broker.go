@@ -14,6 +14,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/txn"
 )
 
@@ -39,6 +40,11 @@ type Broker struct {
 	// Extensions are the partitioners and retention policies topics pick;
 	// nil means every topic uses the built-ins.
 	Extensions *extension.Set
+	// Followers copies the partitions this broker follows from their
+	// leaders; nil fetches nothing (a lone broker leads everything).
+	Followers *replication.Followers
+	// ISR changes the ISR of the partitions led here; nil never changes it.
+	ISR *replication.ISR
 
 	syncMu sync.Mutex // serialises SyncPartitions
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net"
 	"strconv"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/replication"
 )
 
 // SyncPartitions makes the hosted partitions match a metadata image: it opens
@@ -18,6 +20,7 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 	b.syncMu.Lock()
 	defer b.syncMu.Unlock()
 	var firstErr error
+	var follows []replication.Follow
 	want := map[partition.TopicPartition]bool{}
 	for _, t := range im.Topics {
 		cfg := b.partitionConfig(im, t.Name)
@@ -42,7 +45,8 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 					}
 					continue
 				}
-				p, err = partition.New(l, t.ID, cfg, partition.Options{Now: b.Now, Logger: b.Logger})
+				p, err = partition.New(l, t.ID, cfg, partition.Options{Now: b.Now, Logger: b.Logger,
+					NodeID: b.Config.NodeID, Replicated: true})
 				if err != nil {
 					b.Logger.Error("cannot open partition", "topic", t.Name, "partition", pm.Index, "err", err)
 					if firstErr == nil {
@@ -54,8 +58,18 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 			} else {
 				p.SetConfig(cfg)
 			}
-			p.SetLeadership(pm.Leader, pm.LeaderEpoch, pm.Replicas, pm.ISR)
+			p.SetLeadershipEpochs(pm.Leader, pm.LeaderEpoch, pm.PartitionEpoch, pm.Replicas, pm.ISR)
+			if pm.Leader >= 0 && pm.Leader != b.Config.NodeID {
+				follows = append(follows, replication.Follow{Partition: p, Leader: pm.Leader,
+					LeaderAddr: brokerAddr(im, pm.Leader), LeaderEpoch: pm.LeaderEpoch})
+			}
 		}
+	}
+	if b.Followers != nil {
+		// Partitions not listed (led here, leaderless or gone) stop being
+		// fetched; a deposed leader starts fetching and truncates its
+		// unreplicated tail by leader epochs.
+		b.Followers.Apply(follows)
 	}
 	for _, p := range b.Partitions.All() {
 		if !want[partition.TopicPartition{Topic: p.Topic, Partition: p.Index}] {
@@ -92,6 +106,16 @@ func (b *Broker) partition(topic string, index int32) (*partition.Partition, boo
 	}
 	b.SyncPartitions(im)
 	return b.Partitions.Get(topic, index)
+}
+
+// brokerAddr is a broker's address for replica fetches, or "" when the
+// image does not know it.
+func brokerAddr(im *controller.Image, id int32) string {
+	br, ok := im.Broker(id)
+	if !ok || br.Host == "" || br.Port <= 0 {
+		return ""
+	}
+	return net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port)))
 }
 
 func contains(s []int32, v int32) bool {
