@@ -27,6 +27,9 @@ func (b *Broker) handleApiVersions(r *protocol.Request) protocol.Reply {
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.Max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	if r.Version >= 3 && resp.ErrorCode == 0 {
+		b.addFeatures(resp)
+	}
 	return protocol.Reply{Resp: resp}
 }
 
