@@ -26,6 +26,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
@@ -244,6 +245,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{
 		Now: s.now, Logger: s.logger, AllocateProducerID: broker.AllocateProducerID, WriteMarker: broker.WriteTxnMarker,
 	})
+	replCtx, replCancel := context.WithCancel(context.Background())
+	defer replCancel()
+	if err := s.wireReplication(replCtx, broker, ctrl); err != nil {
+		return err
+	}
+	defer broker.Followers.Close()
 	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
@@ -331,6 +338,16 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			unsubscribe()
 			close(stop)
 		})
+	}
+	// ISR changes for the partitions led here.
+	if broker.ISR != nil {
+		ictx, icancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			t := time.NewTicker(replication.DefaultReplicaLagTimeMax / 2)
+			defer t.Stop()
+			broker.ISR.Run(ictx, t.C)
+			return nil
+		}, func(error) { icancel() })
 	}
 	// Background log work: retention, checkpoints, producer snapshots and,
 	// in page_cache mode, the periodic flush.

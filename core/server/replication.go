@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/gregorbroker/gregor/core/api"
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/replication"
+)
+
+// alterPartitioner is the controller's ISR change (Kafka's AlterPartition).
+type alterPartitioner interface {
+	AlterPartition(ctx context.Context, topic string, partition, leaderEpoch, partitionEpoch int32, isr []int32) (controller.Partition, error)
+}
+
+// wireReplication builds the follower fetchers and, when the controller
+// takes ISR changes, the ISR decisions for partitions led here.
+func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *controller.Controller) error {
+	fcfg := replication.DefaultFetcherConfig(s.cfg.NodeID)
+	fcfg.Sync = s.cfg.Log.Durability == config.DurabilityFsync
+	fs, err := replication.NewFollowers(ctx, fcfg, replication.KgoDialer("gregor-replica-"+strconv.Itoa(int(s.cfg.NodeID))),
+		s.now, s.logger)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	b.Followers = fs
+	ap, ok := any(ctrl).(alterPartitioner)
+	if !ok {
+		return nil
+	}
+	alter := replication.AlterFunc(func(ctx context.Context, topic string, partition, leaderEpoch, partitionEpoch int32, isr []int32) (replication.Committed, error) {
+		p, err := ap.AlterPartition(ctx, topic, partition, leaderEpoch, partitionEpoch, isr)
+		if err != nil {
+			return replication.Committed{}, err
+		}
+		return replication.Committed{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+			Replicas: p.Replicas, ISR: p.ISR}, nil
+	})
+	isr, err := replication.NewISR(replication.DefaultISRConfig(), b.Partitions, alter, s.now, s.logger.With("component", "isr"))
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	b.ISR = isr
+	return nil
+}
