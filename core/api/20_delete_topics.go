@@ -103,6 +103,7 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 	}
 
 	names, ids = b.authorizeDeletes(r, im, names, ids, add)
+	names, ids = refuseInternalDeletes(im, names, ids, add)
 	if len(names)+len(ids) == 0 {
 		return protocol.Reply{Resp: resp}
 	}
@@ -168,6 +169,38 @@ func (b *Broker) authorizeDeletes(r *protocol.Request, im *controller.Image, nam
 		default:
 			keptIDs = append(keptIDs, id)
 		}
+	}
+	return keptNames, keptIDs
+}
+
+// refuseInternalDeletes answers INVALID_TOPIC_EXCEPTION for internal topics
+// (__consumer_offsets, __transaction_state), by name or by id, and keeps the
+// rest. Apache Kafka 4.1 deletes them when asked, which silently drops every
+// group's offsets and every open transaction; Gregor refuses, with the code
+// Kafka gives a client that produces to them.
+func refuseInternalDeletes(im *controller.Image, names []string, ids []uuid.UUID,
+	add func(*string, [16]byte, *apiError)) ([]string, []uuid.UUID) {
+	refused := func(name string) *apiError {
+		return newAPIError(kerr.InvalidTopicException, "Topic "+name+" is an internal topic and cannot be deleted.")
+	}
+	keptNames := names[:0:0]
+	for _, n := range names {
+		if isInternal(im, n) {
+			name := n
+			t, _ := im.Topic(n)
+			add(&name, t.ID, refused(n))
+			continue
+		}
+		keptNames = append(keptNames, n)
+	}
+	keptIDs := ids[:0:0]
+	for _, id := range ids {
+		if t, ok := im.TopicByID(id); ok && t.Internal {
+			name := t.Name
+			add(&name, id, refused(name))
+			continue
+		}
+		keptIDs = append(keptIDs, id)
 	}
 	return keptNames, keptIDs
 }
