@@ -43,7 +43,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, reqs []AlterConfig, valid
 	for i, r := range reqs {
 		results[i].Resource = r.Resource
 	}
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		for i := range results {
 			results[i].Err = err
 		}

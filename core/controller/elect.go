@@ -40,7 +40,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, parts [
 	if typ != ElectPreferred && typ != ElectUnclean {
 		return nil, fmt.Errorf("controller: election type %d: %w", typ, ErrInvalidRequest)
 	}
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		return nil, err
 	}
 	c.writeMu.Lock()

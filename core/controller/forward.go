@@ -31,6 +31,8 @@ type forwardRequest struct {
 	Records []json.RawMessage `json:"records,omitempty"`
 	// ProducerIDs asks for a block of this many producer ids.
 	ProducerIDs int32 `json:"producer_ids,omitempty"`
+	// Barrier asks only for the active controller's metadata offset.
+	Barrier bool `json:"barrier,omitempty"`
 }
 
 // forwardResponse is the JSON body of a forwardKey response.
@@ -87,6 +89,7 @@ func (c *Controller) handleForward(ctx context.Context, body []byte) []byte {
 		return fail(fmt.Errorf("controller: node %d: %w", c.cfg.NodeID, ErrNotController))
 	}
 	switch {
+	case req.Barrier:
 	case req.ProducerIDs != 0:
 		first, err := c.AllocateProducerIDs(ctx, req.ProducerIDs)
 		if err != nil {

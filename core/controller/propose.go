@@ -39,18 +39,24 @@ func (c *Controller) isActive() bool {
 
 // checkWritable reports ErrNotController unless this node can write
 // metadata: as the active controller, or (in a multi-node cluster) by
-// forwarding to it.
-func (c *Controller) checkWritable() error {
-	if c.peers != nil {
-		c.mu.Lock()
-		closed := c.closed
-		c.mu.Unlock()
-		if closed {
-			return fmt.Errorf("controller: node %d is closed: %w", c.cfg.NodeID, ErrNotController)
-		}
-		return nil
+// forwarding to it. In the latter case it first catches up with the
+// active controller's metadata offset, so the write is planned on an
+// image at least as new as the controller's was when asked.
+func (c *Controller) checkWritable(ctx context.Context) error {
+	if c.isActive() || c.peers == nil {
+		return c.checkActive()
 	}
-	return c.checkActive()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return fmt.Errorf("controller: node %d is closed: %w", c.cfg.NodeID, ErrNotController)
+	}
+	if isLocalOnly(ctx) {
+		return fmt.Errorf("controller: node %d is not the active controller: %w", c.cfg.NodeID, ErrNotController)
+	}
+	_, err := c.forward(ctx, &forwardRequest{Barrier: true})
+	return err
 }
 
 // proposeAll appends each record as its own raft entry (raft pipelines

@@ -32,7 +32,7 @@ type ReassignmentStatus struct {
 // replicas caught up). errs follow reqs.
 func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Reassignment) []error {
 	errs := make([]error, len(reqs))
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		for i := range errs {
 			errs[i] = err
 		}

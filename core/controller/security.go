@@ -228,7 +228,7 @@ func (im *Image) ScramCredentialFor(user string, mech int8) (ScramCredential, bo
 // errs[i] answers acls[i].
 func (c *Controller) CreateACLs(ctx context.Context, acls []ACLBinding) []error {
 	errs := make([]error, len(acls))
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		for i := range errs {
 			errs[i] = err
 		}
@@ -246,7 +246,7 @@ func (c *Controller) CreateACLs(ctx context.Context, acls []ACLBinding) []error 
 // DeleteACLs removes, for each filter, the stored bindings it matches, and
 // returns them; a binding matched by several filters is reported for each.
 func (c *Controller) DeleteACLs(ctx context.Context, filters []func(ACLBinding) bool) ([][]ACLBinding, error) {
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		return nil, err
 	}
 	c.writeMu.Lock()
@@ -281,7 +281,7 @@ type ScramKey struct {
 // them in order.
 func (c *Controller) AlterScramCredentials(ctx context.Context, deletions []ScramKey, upserts []ScramCredential) (delErrs, upErrs []error) {
 	delErrs, upErrs = make([]error, len(deletions)), make([]error, len(upserts))
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		for i := range delErrs {
 			delErrs[i] = err
 		}
@@ -309,7 +309,7 @@ func (c *Controller) AlterScramCredentials(ctx context.Context, deletions []Scra
 // the entity's quotas.
 func (c *Controller) SetClientQuotas(ctx context.Context, quotas []ClientQuota) []error {
 	errs := make([]error, len(quotas))
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		for i := range errs {
 			errs[i] = err
 		}

@@ -112,7 +112,7 @@ func (c *Controller) CreateTopics(ctx context.Context, reqs []CreateTopic, valid
 		}
 		return results
 	}
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		return failAll(err)
 	}
 	var total int64
@@ -291,7 +291,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, names []string, ids []uui
 	for i, id := range ids {
 		results[len(names)+i].ID = id
 	}
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		for i := range results {
 			results[i].Err = err
 		}
@@ -371,7 +371,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, reqs []CreatePartitio
 		}
 		return results
 	}
-	if err := c.checkWritable(); err != nil {
+	if err := c.checkWritable(ctx); err != nil {
 		return failAll(err)
 	}
 	c.writeMu.Lock()
