@@ -18,6 +18,12 @@ INTEROP_RUNNER = $(GO) run ./interop/runner
 KAFKA_REF      = ./scripts/kafka-ref.sh
 GREGOR_REF     = ./scripts/interop-gregor.sh
 SMOKE_CLIENTS  = java kcat kafkajs python franz-go
+# The listeners scripts/interop-gregor.sh and scripts/kafka-ref.sh open; the TLS ones serve the
+# certificate scripts/interop-tls.sh makes under .cache/interop-tls.
+GREGOR_LISTENERS = --bootstrap 127.0.0.1:28092 --sasl-bootstrap 127.0.0.1:28094 \
+	--ssl-bootstrap 127.0.0.1:28093 --sasl-ssl-bootstrap 127.0.0.1:28095 --ca-file .cache/interop-tls/ca.pem
+KAFKA_LISTENERS  = --bootstrap 127.0.0.1:29092 --sasl-bootstrap 127.0.0.1:29094 \
+	--ssl-bootstrap 127.0.0.1:29095 --sasl-ssl-bootstrap 127.0.0.1:29096 --ca-file .cache/interop-tls/ca.pem
 
 .PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-smoke interop-diff interop-tools bench-compare
 
@@ -34,11 +40,11 @@ interop-deps:
 interop: interop-deps
 ifeq ($(TARGET),kafka)
 	$(KAFKA_REF) start
-	$(INTEROP_RUNNER) --target kafka --bootstrap 127.0.0.1:29092 --sasl-bootstrap 127.0.0.1:29094 $(INTEROP_FLAGS); \
+	$(INTEROP_RUNNER) --target kafka $(KAFKA_LISTENERS) $(INTEROP_FLAGS); \
 		rc=$$?; $(KAFKA_REF) stop; exit $$rc
 else
 	$(GREGOR_REF) start
-	$(INTEROP_RUNNER) --target gregor --bootstrap 127.0.0.1:28092 $(INTEROP_FLAGS); \
+	$(INTEROP_RUNNER) --target gregor $(GREGOR_LISTENERS) $(INTEROP_FLAGS); \
 		rc=$$?; $(GREGOR_REF) stop; exit $$rc
 endif
 

@@ -6,14 +6,22 @@
 #   scripts/interop-gregor.sh pid
 # GREGOR_BIN=path runs that binary instead of building ./cmd/gregor from the work tree.
 #
-# Listens on 127.0.0.1:28092 (Kafka protocol) and 127.0.0.1:28644 (HTTP), data in
-# .cache/gregor-run/data, log in .cache/gregor-run/gregor.log.
+# Listens on 127.0.0.1:28092 (Kafka protocol, PLAINTEXT), 28094 (SASL_PLAINTEXT), 28093 (SSL),
+# 28095 (SASL_SSL) and 127.0.0.1:28644 (HTTP), data in .cache/gregor-run/data, log in
+# .cache/gregor-run/gregor.log. SASL mechanisms PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with the
+# user interop / interop-secret (created with `gregor user create` once the broker is up); the
+# TLS listeners serve the test certificate of scripts/interop-tls.sh (CA in .cache/interop-tls/ca.pem).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 RUN="${GREGOR_CACHE:-$ROOT/.cache}/gregor-run"
 PORT="${GREGOR_PORT:-28092}"
 HTTP_PORT="${GREGOR_HTTP_PORT:-28644}"
+SSL_PORT="${GREGOR_SSL_PORT:-28093}"
+SASL_PORT="${GREGOR_SASL_PORT:-28094}"
+SASL_SSL_PORT="${GREGOR_SASL_SSL_PORT:-28095}"
+SASL_USER=interop
+SASL_PASS=interop-secret
 
 die() { echo "interop-gregor: $*" >&2; exit 1; }
 
@@ -35,6 +43,7 @@ start() {
 		(cd "$ROOT" && go build -o bin/gregor ./cmd/gregor) || die "go build ./cmd/gregor failed"
 		bin="$ROOT/bin/gregor"
 	fi
+	local tls; tls="$("$ROOT/scripts/interop-tls.sh")" || die "could not make the test certificates"
 	rm -rf "$RUN"; mkdir -p "$RUN/data"
 	cat >"$RUN/broker.toml" <<-EOF
 	node_id = 1
@@ -43,6 +52,27 @@ start() {
 	[listeners]
 	kafka = "127.0.0.1:$PORT"
 	http = "127.0.0.1:$HTTP_PORT"
+
+	[[listeners.extra]]
+	name = "SASL_PLAINTEXT"
+	address = "127.0.0.1:$SASL_PORT"
+	protocol = "SASL_PLAINTEXT"
+
+	[[listeners.extra]]
+	name = "SSL"
+	address = "127.0.0.1:$SSL_PORT"
+	protocol = "SSL"
+
+	[[listeners.extra]]
+	name = "SASL_SSL"
+	address = "127.0.0.1:$SASL_SSL_PORT"
+	protocol = "SASL_SSL"
+
+	[security]
+	sasl_mechanisms = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+	tls_cert_file = "$tls/server.pem"
+	tls_key_file = "$tls/server-key.pem"
+	tls_ca_file = "$tls/ca.pem"
 
 	[log]
 	durability = "$durability"
@@ -54,12 +84,27 @@ start() {
 	for ((t = 0; t < 150; t++)); do
 		kill -0 "$(cat "$RUN/pid")" 2>/dev/null || { tail -20 "$RUN/gregor.log" >&2; die "gregor exited at start"; }
 		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && kill -0 "$(cat "$RUN/pid")" 2>/dev/null; then
-			echo "interop-gregor: up on 127.0.0.1:$PORT (durability $durability, pid $(cat "$RUN/pid"))" >&2
+			create_user "$bin"
+			echo "interop-gregor: up on 127.0.0.1:$PORT, SASL_PLAINTEXT :$SASL_PORT, SSL :$SSL_PORT, SASL_SSL :$SASL_SSL_PORT (durability $durability, pid $(cat "$RUN/pid"))" >&2
 			return 0
 		fi
 		sleep 0.1
 	done
 	die "gregor did not listen on 127.0.0.1:$PORT within 15 s (see $RUN/gregor.log)"
+}
+
+# create_user makes the harness's SCRAM user (PLAIN checks the same credentials), retrying while
+# the metadata log is still starting.
+create_user() {
+	local bin="$1" t out
+	for ((t = 0; t < 50; t++)); do
+		if out="$(printf '%s' "$SASL_PASS" | "$bin" user create "$SASL_USER" --password-stdin \
+			--bootstrap "127.0.0.1:$PORT" 2>&1)"; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	die "could not create SASL user $SASL_USER: $out"
 }
 
 stop() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"sort"
 	"strconv"
@@ -13,12 +14,17 @@ import (
 )
 
 // Capabilities is what the target says it can do: the ApiVersions answer of its PLAINTEXT
-// listener and the mechanisms of its SASL listener.
+// listener, the mechanisms of its SASL listener, and whether it has SSL and SASL_SSL listeners
+// (and which mechanisms the latter enables).
 type Capabilities struct {
 	Versions   map[int16][2]int16 // key -> {min, max}
 	SASLAddr   string
 	Mechanisms []string
 	SASLErr    string
+	// SSLAddr and SASLSSLAddr are empty when the run was given no such listener.
+	SSLAddr, SASLSSLAddr string
+	SASLSSLMechanisms    []string
+	SASLSSLErr           string
 }
 
 func (c Capabilities) Has(key int16) bool { _, ok := c.Versions[key]; return ok }
@@ -50,8 +56,8 @@ func (c Capabilities) HasMechanism(m string) bool {
 	return false
 }
 
-func apiVersions(addr string) (*kmsg.ApiVersionsResponse, error) {
-	rc, err := wire.Dial(addr, 10*time.Second)
+func apiVersions(addr string, tlsCfg *tls.Config) (*kmsg.ApiVersionsResponse, error) {
+	rc, err := dialProbe(addr, tlsCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +76,19 @@ func apiVersions(addr string) (*kmsg.ApiVersionsResponse, error) {
 	return resp, nil
 }
 
-// probe asks the target what it can do.
-func probe(bootstrap, saslBootstrap string) (Capabilities, error) {
+// dialProbe opens a probe connection, over TLS when tlsCfg is set.
+func dialProbe(addr string, tlsCfg *tls.Config) (*wire.Conn, error) {
+	if tlsCfg != nil {
+		return wire.DialTLS(addr, 10*time.Second, tlsCfg)
+	}
+	return wire.Dial(addr, 10*time.Second)
+}
+
+// probe asks the target what it can do. The TLS listeners are probed with sec's CA; an empty
+// address means the run has no such listener.
+func probe(bootstrap, saslBootstrap string, sec securityTargets) (Capabilities, error) {
 	addr := strings.Split(bootstrap, ",")[0]
-	av, err := apiVersions(addr)
+	av, err := apiVersions(addr, nil)
 	if err != nil {
 		return Capabilities{}, err
 	}
@@ -81,14 +96,22 @@ func probe(bootstrap, saslBootstrap string) (Capabilities, error) {
 	for _, k := range av.ApiKeys {
 		c.Versions[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	c.Mechanisms, c.SASLErr = saslMechanisms(c.SASLAddr)
+	c.Mechanisms, c.SASLErr = saslMechanisms(c.SASLAddr, nil)
+	c.SSLAddr = strings.Split(sec.SSL, ",")[0]
+	if c.SASLSSLAddr = strings.Split(sec.SASLSSL, ",")[0]; c.SASLSSLAddr != "" {
+		cfg, err := sec.tlsConfig(c.SASLSSLAddr, true)
+		if err != nil {
+			return c, err
+		}
+		c.SASLSSLMechanisms, c.SASLSSLErr = saslMechanisms(c.SASLSSLAddr, cfg)
+	}
 	return c, nil
 }
 
 // saslMechanisms asks a listener which mechanisms it enables: a SaslHandshake naming a
 // mechanism nobody enables answers UNSUPPORTED_SASL_MECHANISM with the enabled list.
-func saslMechanisms(addr string) ([]string, string) {
-	av, err := apiVersions(addr)
+func saslMechanisms(addr string, tlsCfg *tls.Config) ([]string, string) {
+	av, err := apiVersions(addr, tlsCfg)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -99,7 +122,7 @@ func saslMechanisms(addr string) ([]string, string) {
 	if !has {
 		return nil, "SaslHandshake not advertised"
 	}
-	rc, err := wire.Dial(addr, 10*time.Second)
+	rc, err := dialProbe(addr, tlsCfg)
 	if err != nil {
 		return nil, err.Error()
 	}

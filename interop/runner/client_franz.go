@@ -33,8 +33,8 @@ func franzScenario(ctx context.Context, env Env, scenario string) error {
 		return franzTxn(ctx, env)
 	case "admin":
 		return franzAdmin(ctx, env)
-	case "sasl_plain", "sasl_scram":
-		return franzSASL(ctx, env, scenario)
+	case "sasl_plain", "sasl_scram", "ssl", "sasl_ssl":
+		return franzSecure(ctx, env, scenario)
 	}
 	return skipf("franz-go driver has no scenario %q", scenario)
 }

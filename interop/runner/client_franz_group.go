@@ -349,17 +349,40 @@ func franzAdmin(ctx context.Context, env Env) error {
 	return check("earliest after delete records", adm.ListStartOffsets, adminDeleteTo)
 }
 
-func franzSASL(ctx context.Context, env Env, scenario string) error {
-	mech := func(user, pass string) kgo.Opt {
-		if scenario == "sasl_plain" {
-			return kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism())
-		}
-		return kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism())
+// franzSecure runs sasl_plain, sasl_scram, ssl and sasl_ssl: one record through the scenario's
+// listener, then a client that must be refused (wrong password, or no trust in the CA for ssl).
+func franzSecure(ctx context.Context, env Env, scenario string) error {
+	l, err := listenerFor(env, scenario)
+	if err != nil {
+		return err
 	}
-	saslEnv := env
-	saslEnv.Bootstrap = env.SASLBootstrap
+	opts := func(pass string, trusted bool) ([]kgo.Opt, error) {
+		var o []kgo.Opt
+		switch l.Mechanism {
+		case "PLAIN":
+			o = append(o, kgo.SASL(plain.Auth{User: env.User, Pass: pass}.AsMechanism()))
+		case "SCRAM-SHA-256":
+			o = append(o, kgo.SASL(scram.Auth{User: env.User, Pass: pass}.AsSha256Mechanism()))
+		case "SCRAM-SHA-512":
+			o = append(o, kgo.SASL(scram.Auth{User: env.User, Pass: pass}.AsSha512Mechanism()))
+		}
+		cfg, err := l.tls(env, trusted)
+		if err != nil {
+			return nil, err
+		}
+		if cfg != nil {
+			o = append(o, kgo.DialTLSConfig(cfg))
+		}
+		return o, nil
+	}
+	good, err := opts(env.Pass, true)
+	if err != nil {
+		return err
+	}
+	secEnv := env
+	secEnv.Bootstrap = l.Bootstrap
 	topic := env.Prefix + "-" + strings.ReplaceAll(scenario, "_", "-")
-	cl, err := franzClient(saslEnv, mech(env.User, env.Pass))
+	cl, err := franzClient(secEnv, good...)
 	if err != nil {
 		return err
 	}
@@ -369,27 +392,36 @@ func franzSASL(ctx context.Context, env Env, scenario string) error {
 		err = resp.Err
 	}
 	if err != nil {
-		return fmt.Errorf("create topic over SASL: %w", err)
+		return fmt.Errorf("create topic over %s: %w", scenario, err)
 	}
-	if err := franzProduceAll(ctx, cl, topic, []rec{{Value: []byte("sasl")}}); err != nil {
+	if err := franzProduceAll(ctx, cl, topic, []rec{{Value: []byte(l.Value)}}); err != nil {
 		return err
 	}
-	got, err := franzConsume(ctx, saslEnv, topic, 1, mech(env.User, env.Pass))
+	got, err := franzConsume(ctx, secEnv, topic, 1, good...)
 	if err != nil {
 		return err
 	}
-	if string(got[0].Value) != "sasl" {
-		return fmt.Errorf("read %q back, want sasl", got[0].Value)
+	if string(got[0].Value) != l.Value {
+		return fmt.Errorf("read %q back, want %s", got[0].Value, l.Value)
 	}
-	bad, err := franzClient(saslEnv, mech(env.User, "wrong-"+env.Pass))
+	refused := "a wrong password was accepted"
+	bad, err := opts("wrong-"+env.Pass, true)
+	if l.Mechanism == "" {
+		refused = "a client that does not trust the CA completed a TLS handshake"
+		bad, err = opts(env.Pass, false)
+	}
 	if err != nil {
 		return err
 	}
-	defer bad.Close()
+	bcl, err := franzClient(secEnv, bad...)
+	if err != nil {
+		return err
+	}
+	defer bcl.Close()
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := bad.Ping(bctx); err == nil {
-		return errors.New("a wrong password was accepted")
+	if err := bcl.Ping(bctx); err == nil {
+		return errors.New(refused)
 	}
 	return nil
 }

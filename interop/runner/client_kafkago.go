@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,23 +38,25 @@ func kafkagoScenario(ctx context.Context, env Env, scenario string) error {
 		return skipf("kafka-go has no transactional producer")
 	case "admin":
 		return skipf("kafka-go has no DeleteRecords or DescribeCluster API")
-	case "sasl_plain", "sasl_scram":
-		return k.sasl(ctx, scenario)
+	case "sasl_plain", "sasl_scram", "ssl", "sasl_ssl":
+		return k.secure(ctx, scenario)
 	}
 	return skipf("kafka-go driver has no scenario %q", scenario)
 }
 
-// kgoEnv carries the target and, for the SASL scenarios, the mechanism every connection uses.
+// kgoEnv carries the target and, for the security scenarios, the mechanism and TLS
+// configuration every connection uses.
 type kgoEnv struct {
 	env  Env
 	mech sasl.Mechanism
+	tls  *tls.Config
 }
 
 func (k *kgoEnv) addr() string { return strings.Split(k.env.Bootstrap, ",")[0] }
 
 func (k *kgoEnv) client() *kafka.Client {
 	return &kafka.Client{Addr: kafka.TCP(k.addr()), Timeout: 30 * time.Second,
-		Transport: &kafka.Transport{SASL: k.mech, ClientID: "interop-kafka-go"}}
+		Transport: &kafka.Transport{SASL: k.mech, TLS: k.tls, ClientID: "interop-kafka-go"}}
 }
 
 func (k *kgoEnv) create(ctx context.Context, topic string, parts int, configs ...kafka.ConfigEntry) error {
@@ -190,13 +193,13 @@ var byHeader = kafka.BalancerFunc(func(m kafka.Message, parts ...int) int {
 
 func (k *kgoEnv) writer(topic string, codec kafka.Compression) *kafka.Writer {
 	return &kafka.Writer{Addr: kafka.TCP(k.addr()), Topic: topic, Compression: codec, RequiredAcks: kafka.RequireAll,
-		BatchTimeout: 5 * time.Millisecond, Transport: &kafka.Transport{SASL: k.mech, ClientID: "interop-kafka-go"},
+		BatchTimeout: 5 * time.Millisecond, Transport: &kafka.Transport{SASL: k.mech, TLS: k.tls, ClientID: "interop-kafka-go"},
 		Balancer: byHeader}
 }
 
 // readPartition reads one partition from offset up to its high watermark without a group.
 func (k *kgoEnv) readPartition(ctx context.Context, topic string, part int, offset int64) ([]rec, error) {
-	d := &kafka.Dialer{ClientID: "interop-kafka-go", SASLMechanism: k.mech, Timeout: 10 * time.Second}
+	d := &kafka.Dialer{ClientID: "interop-kafka-go", SASLMechanism: k.mech, TLS: k.tls, Timeout: 10 * time.Second}
 	conn, err := d.DialLeader(ctx, "tcp", k.addr(), topic, part)
 	if err != nil {
 		return nil, fmt.Errorf("dial leader of %s/%d: %w", topic, part, err)
@@ -301,7 +304,7 @@ func (k *kgoEnv) timestamp(ctx context.Context) error {
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	d := &kafka.Dialer{ClientID: "interop-kafka-go", SASLMechanism: k.mech}
+	d := &kafka.Dialer{ClientID: "interop-kafka-go", SASLMechanism: k.mech, TLS: k.tls}
 	conn, err := d.DialLeader(ctx, "tcp", k.addr(), topic, 0)
 	if err != nil {
 		return err
@@ -355,7 +358,7 @@ func (k *kgoEnv) group(ctx context.Context) error {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{k.addr()}, GroupID: group, Topic: topic,
 			StartOffset: kafka.FirstOffset, MaxWait: 100 * time.Millisecond, HeartbeatInterval: 500 * time.Millisecond,
 			SessionTimeout: 10 * time.Second, RebalanceTimeout: 10 * time.Second, JoinGroupBackoff: 200 * time.Millisecond,
-			Dialer: &kafka.Dialer{ClientID: "interop-kafka-go", SASLMechanism: k.mech}})
+			Dialer: &kafka.Dialer{ClientID: "interop-kafka-go", SASLMechanism: k.mech, TLS: k.tls}})
 		m := &member{r: r, done: make(chan struct{})}
 		go func() {
 			defer close(m.done)
@@ -483,45 +486,64 @@ func (k *kgoEnv) group(ctx context.Context) error {
 	})
 }
 
-func (k *kgoEnv) sasl(ctx context.Context, scenario string) error {
-	mech := func(pass string) (sasl.Mechanism, error) {
-		if scenario == "sasl_plain" {
-			return plain.Mechanism{Username: k.env.User, Password: pass}, nil
-		}
-		return scram.Mechanism(scram.SHA256, k.env.User, pass)
-	}
-	m, err := mech(k.env.Pass)
+// secure runs sasl_plain, sasl_scram, ssl and sasl_ssl: one record through the scenario's
+// listener, then a client that must be refused (wrong password, or no trust in the CA for ssl).
+func (k *kgoEnv) secure(ctx context.Context, scenario string) error {
+	l, err := listenerFor(k.env, scenario)
 	if err != nil {
 		return err
 	}
-	s := &kgoEnv{env: k.env, mech: m}
-	s.env.Bootstrap = k.env.SASLBootstrap
+	conn := func(pass string, trusted bool) (*kgoEnv, error) {
+		s := &kgoEnv{env: k.env}
+		s.env.Bootstrap = l.Bootstrap
+		switch l.Mechanism {
+		case "PLAIN":
+			s.mech = plain.Mechanism{Username: k.env.User, Password: pass}
+		case "SCRAM-SHA-256":
+			s.mech, err = scram.Mechanism(scram.SHA256, k.env.User, pass)
+		case "SCRAM-SHA-512":
+			s.mech, err = scram.Mechanism(scram.SHA512, k.env.User, pass)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.tls, err = l.tls(k.env, trusted)
+		return s, err
+	}
+	s, err := conn(k.env.Pass, true)
+	if err != nil {
+		return err
+	}
 	topic := k.env.Prefix + "-" + strings.ReplaceAll(scenario, "_", "-")
 	if err := s.create(ctx, topic, 1); err != nil {
 		return err
 	}
 	w := s.writer(topic, 0)
-	err = w.WriteMessages(ctx, kafka.Message{Value: []byte("sasl")})
+	err = w.WriteMessages(ctx, kafka.Message{Value: []byte(l.Value)})
 	w.Close()
 	if err != nil {
-		return fmt.Errorf("produce over SASL: %w", err)
+		return fmt.Errorf("produce over %s: %w", scenario, err)
 	}
 	got, err := s.readAll(ctx, topic)
 	if err != nil {
 		return err
 	}
-	if len(got) != 1 || string(got[0].Value) != "sasl" {
-		return fmt.Errorf("read %d records back, want the one \"sasl\"", len(got))
+	if len(got) != 1 || string(got[0].Value) != l.Value {
+		return fmt.Errorf("read %d records back, want the one %q", len(got), l.Value)
 	}
-	bm, err := mech("wrong-" + k.env.Pass)
+	refused := "a wrong password was accepted"
+	bad, err := conn("wrong-"+k.env.Pass, true)
+	if l.Mechanism == "" {
+		refused = "a client that does not trust the CA completed a TLS handshake"
+		bad, err = conn(k.env.Pass, false)
+	}
 	if err != nil {
 		return err
 	}
-	bad := &kgoEnv{env: s.env, mech: bm}
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := bad.client().Metadata(bctx, &kafka.MetadataRequest{}); err == nil {
-		return errors.New("a wrong password was accepted")
+		return errors.New(refused)
 	}
 	return nil
 }

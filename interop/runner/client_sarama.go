@@ -32,8 +32,8 @@ func saramaScenario(ctx context.Context, env Env, scenario string) error {
 		return s.transactions(ctx)
 	case "admin":
 		return s.admin()
-	case "sasl_plain", "sasl_scram":
-		return s.sasl(ctx, scenario)
+	case "sasl_plain", "sasl_scram", "ssl", "sasl_ssl":
+		return s.secure(ctx, scenario)
 	}
 	return skipf("sarama driver has no scenario %q", scenario)
 }
@@ -608,43 +608,76 @@ func (s *saramaEnv) group(ctx context.Context) error {
 	})
 }
 
-func (s *saramaEnv) sasl(ctx context.Context, scenario string) error {
-	tune := func(pass string) func(*sarama.Config) {
+// secure runs sasl_plain, sasl_scram, ssl and sasl_ssl: one record through the scenario's
+// listener, then a client that must be refused (wrong password, or no trust in the CA for ssl).
+func (s *saramaEnv) secure(ctx context.Context, scenario string) error {
+	l, err := listenerFor(s.env, scenario)
+	if err != nil {
+		return err
+	}
+	tune := func(pass string, trusted bool) (func(*sarama.Config), error) {
+		tlsCfg, err := l.tls(s.env, trusted)
+		if err != nil {
+			return nil, err
+		}
 		return func(c *sarama.Config) {
+			if tlsCfg != nil {
+				c.Net.TLS.Enable, c.Net.TLS.Config = true, tlsCfg
+			}
+			if l.Mechanism == "" {
+				return
+			}
 			c.Net.SASL.Enable = true
 			c.Net.SASL.User, c.Net.SASL.Password = s.env.User, pass
 			c.Net.SASL.Handshake = true
-			if scenario == "sasl_plain" {
+			switch l.Mechanism {
+			case "PLAIN":
 				c.Net.SASL.Mechanism = sarama.SASLTypePlaintext
-			} else {
+			case "SCRAM-SHA-256":
 				c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-				c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramSHA256{} }
+				c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newScramSHA256() }
+			case "SCRAM-SHA-512":
+				c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+				c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newScramSHA512() }
 			}
-		}
+		}, nil
 	}
-	ss := &saramaEnv{env: s.env, tune: tune(s.env.Pass)}
-	ss.env.Bootstrap = s.env.SASLBootstrap
+	good, err := tune(s.env.Pass, true)
+	if err != nil {
+		return err
+	}
+	ss := &saramaEnv{env: s.env, tune: good}
+	ss.env.Bootstrap = l.Bootstrap
 	topic := s.env.Prefix + "-" + strings.ReplaceAll(scenario, "_", "-")
 	if err := ss.create(topic, 1, nil); err != nil {
 		return err
 	}
-	if err := ss.send([]*sarama.ProducerMessage{toSarama(topic, rec{Value: []byte("sasl")})}, nil); err != nil {
+	if err := ss.send([]*sarama.ProducerMessage{toSarama(topic, rec{Value: []byte(l.Value)})}, nil); err != nil {
 		return err
 	}
 	got, err := ss.readAll(ctx, topic, -1, nil)
 	if err != nil {
 		return err
 	}
-	if len(got) != 1 || string(got[0].Value) != "sasl" {
-		return fmt.Errorf("read %d records back, want the one \"sasl\"", len(got))
+	if len(got) != 1 || string(got[0].Value) != l.Value {
+		return fmt.Errorf("read %d records back, want the one %q", len(got), l.Value)
 	}
-	bad := &saramaEnv{env: ss.env, tune: tune("wrong-" + s.env.Pass)}
+	refused := "a wrong password was accepted"
+	badTune, err := tune("wrong-"+s.env.Pass, true)
+	if l.Mechanism == "" {
+		refused = "a client that does not trust the CA completed a TLS handshake"
+		badTune, err = tune(s.env.Pass, false)
+	}
+	if err != nil {
+		return err
+	}
+	bad := &saramaEnv{env: ss.env, tune: badTune}
 	c := bad.config()
 	c.Metadata.Retry.Max = 0
 	cl, err := sarama.NewClient(bad.addrs(), c)
 	if err == nil {
 		cl.Close()
-		return errors.New("a wrong password was accepted")
+		return errors.New(refused)
 	}
 	return nil
 }

@@ -23,8 +23,11 @@ import (
 type Env struct {
 	Bootstrap     string
 	SASLBootstrap string
-	Prefix        string // topic, group and transactional-id prefix, unique per run and client
-	User, Pass    string
+	// SSLBootstrap and SASLSSLBootstrap are the TLS listeners, whose certificates CAFile signed.
+	SSLBootstrap, SASLSSLBootstrap string
+	CAFile                         string
+	Prefix                         string // topic, group and transactional-id prefix, unique per run and client
+	User, Pass                     string
 }
 
 // errSkip marks a scenario the client itself cannot express (not the target's fault).
@@ -39,6 +42,9 @@ func main() {
 		target    = flag.String("target", "gregor", "name of the target in the results (gregor or kafka)")
 		bootstrap = flag.String("bootstrap", "127.0.0.1:28092", "PLAINTEXT bootstrap servers")
 		sasl      = flag.String("sasl-bootstrap", "", "SASL_PLAINTEXT bootstrap (default: --bootstrap)")
+		ssl       = flag.String("ssl-bootstrap", "", "SSL bootstrap (default: none, the ssl scenario is skipped)")
+		saslSSL   = flag.String("sasl-ssl-bootstrap", "", "SASL_SSL bootstrap (default: none, the sasl_ssl scenario is skipped)")
+		caFile    = flag.String("ca-file", ".cache/interop-tls/ca.pem", "PEM CA that signed the TLS listeners' certificates")
 		clients   = flag.String("clients", "", "comma-separated clients (default: all, or the smoke set with --smoke)")
 		scens     = flag.String("scenarios", "", "comma-separated scenarios (default: all, or the smoke set)")
 		smoke     = flag.Bool("smoke", false, "run the CI smoke subset")
@@ -52,16 +58,17 @@ func main() {
 	if *sasl == "" {
 		*sasl = *bootstrap
 	}
-	if err := run(*target, *bootstrap, *sasl, *clients, *scens, *smoke, *dir, *cache, *perScen, *user, *pass); err != nil {
+	sec := securityTargets{SSL: *ssl, SASLSSL: *saslSSL, CAFile: mustAbs(*caFile)}
+	if err := run(*target, *bootstrap, *sasl, sec, *clients, *scens, *smoke, *dir, *cache, *perScen, *user, *pass); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(target, bootstrap, sasl, clientList, scenList string, smoke bool, dir, cache string,
+func run(target, bootstrap, sasl string, sec securityTargets, clientList, scenList string, smoke bool, dir, cache string,
 	perScen time.Duration, user, pass string) error {
 	start := time.Now()
-	caps, err := probe(bootstrap, sasl)
+	caps, err := probe(bootstrap, sasl, sec)
 	if err != nil {
 		return fmt.Errorf("interop: target %s at %s is not answering: %w", target, bootstrap, err)
 	}
@@ -95,7 +102,8 @@ func run(target, bootstrap, sasl, clientList, scenList string, smoke bool, dir, 
 	runID := fmt.Sprintf("%x", start.UnixNano()/1e6%0xffffff)
 	fmt.Printf("interop: target %s (%s), %d clients × %d scenarios, run %s\n", target, bootstrap, len(r.Clients), len(chosen), runID)
 	for _, client := range r.Clients {
-		env := Env{Bootstrap: bootstrap, SASLBootstrap: sasl, User: user, Pass: pass,
+		env := Env{Bootstrap: bootstrap, SASLBootstrap: sasl, SSLBootstrap: sec.SSL, SASLSSLBootstrap: sec.SASLSSL,
+			CAFile: sec.CAFile, User: user, Pass: pass,
 			Prefix: "it-" + runID + "-" + strings.ReplaceAll(client, "-", "")}
 		var todo []string
 		for _, s := range chosen {

@@ -18,6 +18,13 @@ func TestScenarioMissing(t *testing.T) {
 	}
 	noSASL := all
 	noSASL.Mechanisms, noSASL.SASLErr = nil, "SaslHandshake not advertised"
+	withTLS := all
+	withTLS.SSLAddr, withTLS.SASLSSLAddr = "127.0.0.1:1", "127.0.0.1:2"
+	withTLS.SASLSSLMechanisms = []string{"PLAIN", "SCRAM-SHA-512"}
+	tlsPlainOnly := withTLS
+	tlsPlainOnly.SASLSSLMechanisms = []string{"PLAIN"}
+	tlsDown := withTLS
+	tlsDown.SASLSSLMechanisms, tlsDown.SASLSSLErr = nil, "connection refused"
 	cases := []struct {
 		name     string
 		scenario string
@@ -30,6 +37,12 @@ func TestScenarioMissing(t *testing.T) {
 		{"mechanism enabled", "sasl_plain", all, ""},
 		{"mechanism not enabled", "sasl_scram", all, "does not enable SCRAM-SHA-256"},
 		{"no SASL listener", "sasl_plain", noSASL, "SaslHandshake not advertised"},
+		{"no SSL listener given", "ssl", all, "--ssl-bootstrap"},
+		{"SSL listener given", "ssl", withTLS, ""},
+		{"no SASL_SSL listener given", "sasl_ssl", all, "--sasl-ssl-bootstrap"},
+		{"SASL_SSL mechanism enabled", "sasl_ssl", withTLS, ""},
+		{"SASL_SSL mechanism not enabled", "sasl_ssl", tlsPlainOnly, "does not enable SCRAM-SHA-512"},
+		{"SASL_SSL listener not answering runs", "sasl_ssl", tlsDown, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,7 +122,7 @@ func TestCheckContiguous(t *testing.T) {
 
 // The exchange of RFC 7677 section 3.
 func TestSCRAMSHA256RFC7677(t *testing.T) {
-	var s scramSHA256
+	s := newScramSHA256()
 	if err := s.Begin("user", "pencil", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +136,7 @@ func TestSCRAMSHA256RFC7677(t *testing.T) {
 	if err != nil || final != want {
 		t.Fatalf("client-final = %q, %v; want %q", final, err, want)
 	}
-	bad := s
+	bad := *s
 	if _, err := bad.Step("v=AAAA"); err == nil {
 		t.Fatal("a wrong server signature verified")
 	}
@@ -133,7 +146,7 @@ func TestSCRAMSHA256RFC7677(t *testing.T) {
 }
 
 func TestSCRAMRejectsForeignNonce(t *testing.T) {
-	var s scramSHA256
+	s := newScramSHA256()
 	if err := s.Begin("user", "pencil", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,12 @@ type Scenario struct {
 	Needs []int16
 	// AnyOf lists alternatives of which the target must advertise at least one.
 	AnyOf []int16
-	// Mechanism, when set, must be among the SASL mechanisms the target's SASL listener enables.
+	// Mechanism, when set, must be among the SASL mechanisms the target's SASL listener
+	// (its SASL_SSL listener when Listener is "sasl_ssl") enables.
 	Mechanism string
-	Smoke     bool
+	// Listener is "ssl" or "sasl_ssl" for a scenario that needs that listener of the target.
+	Listener string
+	Smoke    bool
 }
 
 // Kafka API keys, named as in the protocol guide.
@@ -60,6 +63,9 @@ var Scenarios = []Scenario{
 	{Name: "admin", Needs: []int16{keyDescribeConfigs, keyCreatePartitions, keyDeleteRecords, keyDescribeCluster, keyListOffsets}},
 	{Name: "sasl_plain", Needs: []int16{keySaslHandshake, keySaslAuthenticate}, Mechanism: "PLAIN"},
 	{Name: "sasl_scram", Needs: []int16{keySaslHandshake, keySaslAuthenticate}, Mechanism: "SCRAM-SHA-256"},
+	{Name: "ssl", Needs: []int16{keyProduce, keyFetch, keyCreateTopics}, Listener: "ssl"},
+	{Name: "sasl_ssl", Needs: []int16{keySaslHandshake, keySaslAuthenticate, keyProduce, keyFetch, keyCreateTopics},
+		Listener: "sasl_ssl", Mechanism: "SCRAM-SHA-512"},
 }
 
 // Clients is the matrix's column order. Smoke marks the CI subset.
@@ -111,6 +117,26 @@ func (s Scenario) missing(c Capabilities) string {
 	if len(lack) > 0 {
 		sort.Strings(lack)
 		return "not implemented: target does not advertise " + join(lack, ", ")
+	}
+	switch s.Listener {
+	case "ssl":
+		if c.SSLAddr == "" {
+			return "not implemented: no SSL listener given (--ssl-bootstrap)"
+		}
+		return ""
+	case "sasl_ssl":
+		if c.SASLSSLAddr == "" {
+			return "not implemented: no SASL_SSL listener given (--sasl-ssl-bootstrap)"
+		}
+		if c.SASLSSLErr != "" {
+			return "" // the listener was given but does not answer: the clients show why
+		}
+		for _, m := range c.SASLSSLMechanisms {
+			if m == s.Mechanism {
+				return ""
+			}
+		}
+		return "not implemented: SASL_SSL listener " + c.SASLSSLAddr + " does not enable " + s.Mechanism
 	}
 	if s.Mechanism != "" {
 		if c.SASLErr != "" {

@@ -5,17 +5,21 @@ import (
 	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
 )
 
-// scramSHA256 is a client side of SCRAM-SHA-256 (RFC 5802, RFC 7677) for sarama, which leaves
-// the SCRAM exchange to its caller. Usernames with ',' or '=' are escaped as the RFC says.
-type scramSHA256 struct {
+// scramClient is a client side of SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677) for
+// sarama, which leaves the SCRAM exchange to its caller. Usernames with ',' or '=' are escaped
+// as the RFC says.
+type scramClient struct {
+	hash       func() hash.Hash
 	user, pass string
 	nonce      string
 	firstBare  string
@@ -24,19 +28,22 @@ type scramSHA256 struct {
 	done       bool
 }
 
-func (s *scramSHA256) Begin(user, pass, _ string) error {
+func newScramSHA256() *scramClient { return &scramClient{hash: sha256.New} }
+func newScramSHA512() *scramClient { return &scramClient{hash: sha512.New} }
+
+func (s *scramClient) Begin(user, pass, _ string) error {
 	var b [18]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return fmt.Errorf("scram: nonce: %w", err)
 	}
 	user = strings.NewReplacer("=", "=3D", ",", "=2C").Replace(user)
-	*s = scramSHA256{user: user, pass: pass, nonce: base64.RawStdEncoding.EncodeToString(b[:])}
+	*s = scramClient{hash: s.hash, user: user, pass: pass, nonce: base64.RawStdEncoding.EncodeToString(b[:])}
 	return nil
 }
 
-func (s *scramSHA256) Done() bool { return s.done }
+func (s *scramClient) Done() bool { return s.done }
 
-func (s *scramSHA256) Step(challenge string) (string, error) {
+func (s *scramClient) Step(challenge string) (string, error) {
 	s.step++
 	switch s.step {
 	case 1:
@@ -61,20 +68,22 @@ func (s *scramSHA256) Step(challenge string) (string, error) {
 		if err != nil || iter < 1 || iter > 1<<20 {
 			return "", fmt.Errorf("scram: iteration count %q out of range", iterS)
 		}
-		salted, err := pbkdf2.Key(sha256.New, s.pass, salt, iter, sha256.Size)
+		salted, err := pbkdf2.Key(s.hash, s.pass, salt, iter, s.hash().Size())
 		if err != nil {
 			return "", fmt.Errorf("scram: %w", err)
 		}
 		finalNoProof := "c=biws,r=" + nonce
 		authMsg := s.firstBare + "," + challenge + "," + finalNoProof
-		clientKey := mac(salted, "Client Key")
-		storedKey := sha256.Sum256(clientKey)
-		sig := mac(storedKey[:], authMsg)
+		clientKey := s.mac(salted, "Client Key")
+		h := s.hash()
+		h.Write(clientKey)
+		storedKey := h.Sum(nil)
+		sig := s.mac(storedKey, authMsg)
 		proof := make([]byte, len(clientKey))
 		for i := range proof {
 			proof[i] = clientKey[i] ^ sig[i]
 		}
-		s.serverSig = mac(mac(salted, "Server Key"), authMsg)
+		s.serverSig = s.mac(s.mac(salted, "Server Key"), authMsg)
 		return finalNoProof + ",p=" + base64.StdEncoding.EncodeToString(proof), nil
 	case 3:
 		v, ok := strings.CutPrefix(challenge, "v=")
@@ -91,8 +100,8 @@ func (s *scramSHA256) Step(challenge string) (string, error) {
 	return "", errors.New("scram: exchange already finished")
 }
 
-func mac(key []byte, msg string) []byte {
-	h := hmac.New(sha256.New, key)
+func (s *scramClient) mac(key []byte, msg string) []byte {
+	h := hmac.New(s.hash, key)
 	h.Write([]byte(msg))
 	return h.Sum(nil)
 }

@@ -1,10 +1,11 @@
 // Package wire speaks just enough of the Kafka wire protocol for Gregor's interop tools: one
-// request at a time on a plain TCP connection, encoded and decoded with franz-go's kmsg. It owns
+// request at a time on a plain TCP or TLS connection, encoded and decoded with franz-go's kmsg. It owns
 // no retries and no negotiation; callers choose versions.
 package wire
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -29,6 +30,18 @@ func Dial(addr string, timeout time.Duration) (*Conn, error) {
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("wire: dial %s: %w", addr, err)
+	}
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	return &Conn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+// DialTLS connects to addr and completes a TLS handshake with cfg before returning; every
+// later call must finish within timeout of the dial.
+func DialTLS(addr string, timeout time.Duration, cfg *tls.Config) (*Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	c, err := tls.DialWithDialer(d, "tcp", addr, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("wire: dial TLS %s: %w", addr, err)
 	}
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	return &Conn{c: c, r: bufio.NewReader(c)}, nil
