@@ -56,8 +56,9 @@ func (s partSet) equal(o partSet) bool {
 
 // consumerGroup is the membership of a consumer group of KIP-848: members
 // heartbeat with their subscriptions and the coordinator assigns partitions.
-// It is kept in memory: after a restart or a leadership change members are
-// told UNKNOWN_MEMBER_ID and join again, keeping the group's offsets.
+// Its state is written to __consumer_offsets (consumer_persist.go), so after
+// a restart or a leadership change members carry on at their epochs with
+// their assignments.
 type consumerGroup struct {
 	g               *group
 	epoch           int32 // the group epoch, bumped when members or subscriptions change
@@ -68,6 +69,13 @@ type consumerGroup struct {
 	assignor        string
 	metaHash        uint64 // fingerprint of the subscribed topics' metadata
 	stateTime       time.Time
+	// persisted is what the group's records in __consumer_offsets say, by
+	// key; allDirty says that membership or the target assignment changed
+	// since they were last written, and tombstoneClassic that the group was
+	// a classic group whose metadata record must go.
+	persisted        map[string][]byte
+	allDirty         bool
+	tombstoneClassic bool
 }
 
 // consumerMember is a member of a consumer group.
@@ -94,7 +102,7 @@ type consumerMember struct {
 
 func newConsumerGroup(g *group, now time.Time) *consumerGroup {
 	return &consumerGroup{g: g, members: map[string]*consumerMember{}, instances: map[string]string{},
-		target: assignment{}, stateTime: now}
+		target: assignment{}, stateTime: now, persisted: map[string][]byte{}}
 }
 
 func (cg *consumerGroup) state() State {
@@ -227,15 +235,32 @@ func (cg *consumerGroup) computeTarget(defaultAssignor string, topics map[string
 		}
 	}
 	sort.Strings(in.members)
+	cg.assignor = chooseAssignor(defaultAssignor, votes)
+	cg.target = assign(cg.assignor, in)
+	cg.assignmentEpoch = cg.epoch
+	cg.allDirty = true
+}
+
+// chooseAssignor is the assignor most members ask for, the default when
+// none does.
+func (cg *consumerGroup) chooseAssignor(defaultAssignor string) string {
+	votes := map[string]int{}
+	for _, m := range cg.members {
+		if m.assignor != "" {
+			votes[m.assignor]++
+		}
+	}
+	return chooseAssignor(defaultAssignor, votes)
+}
+
+func chooseAssignor(defaultAssignor string, votes map[string]int) string {
 	name := defaultAssignor
 	for a, n := range votes {
 		if n > votes[name] || (n == votes[name] && a < name) {
 			name = a
 		}
 	}
-	cg.assignor = name
-	cg.target = assign(name, in)
-	cg.assignmentEpoch = cg.epoch
+	return name
 }
 
 // ownedByOthers says whether another member still owns or is revoking tp.

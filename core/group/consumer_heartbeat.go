@@ -127,6 +127,8 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) ConsumerHe
 		}
 		g.classic.shutdown()
 		g.classic = nil
+		g.consumer = newConsumerGroup(g, s.now())
+		g.consumer.tombstoneClassic = true
 	}
 	if g.consumer == nil {
 		g.consumer = newConsumerGroup(g, s.now())
@@ -186,6 +188,12 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) ConsumerHe
 		resp.Assignment = toTopicPartitions(m.assigned, topics)
 		m.lastSent = clonePartSet(m.assigned)
 	}
+	if err := s.persistConsumer(g, m); err != nil {
+		// The member retries; the records not written are written with
+		// the next change.
+		m.lastSent = nil
+		return fail(err)
+	}
 	return resp
 }
 
@@ -226,6 +234,7 @@ func (s *shard) consumerMember(cg *consumerGroup, req *ConsumerHeartbeatRequest)
 					assignor: old.assignor, assigned: old.assigned, revoking: old.revoking}
 				cg.members[id] = m
 				cg.instances[*req.InstanceID] = id
+				cg.allDirty = true
 				if t, ok := cg.target[prev]; ok {
 					delete(cg.target, prev)
 					cg.target[id] = t
@@ -327,9 +336,11 @@ func (s *shard) consumerLeave(g *group, req ConsumerHeartbeatRequest, resp Consu
 	if req.MemberEpoch == epochStaticLeave && m.instanceID != nil {
 		m.departed = true
 		s.schedule(&m.session, s.c.cfg.ConsumerSessionTimeout, func() { s.fenceConsumerMember(g, m, "static member did not return") })
+		resp.Err = s.persistConsumer(g, m)
 		return resp
 	}
 	s.removeConsumerMember(g, m)
+	resp.Err = s.persistConsumer(g, nil)
 	return resp
 }
 
@@ -341,6 +352,9 @@ func (s *shard) fenceConsumerMember(g *group, m *consumerMember, why string) {
 	}
 	s.c.log.Info("removing consumer group member", "group", g.id, "member", m.id, "reason", why)
 	s.removeConsumerMember(g, m)
+	if err := s.persistConsumer(g, nil); err != nil {
+		s.c.log.Warn("cannot store the removal of a consumer group member", "group", g.id, "member", m.id, "err", err)
+	}
 }
 
 func (s *shard) removeConsumerMember(g *group, m *consumerMember) {
@@ -352,6 +366,7 @@ func (s *shard) removeConsumerMember(g *group, m *consumerMember) {
 		delete(cg.instances, *m.instanceID)
 	}
 	cg.epoch++
+	cg.allDirty = true
 	if len(cg.members) == 0 {
 		cg.stateTime = s.now()
 		cg.target = assignment{}

@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -231,23 +232,99 @@ func TestConsumerGroupFollowsPartitionChanges(t *testing.T) {
 	}
 }
 
-func TestConsumerGroupUnknownAfterRestart(t *testing.T) {
+func TestConsumerGroupSurvivesRestart(t *testing.T) {
 	e := cgEnv(t)
-	must(t, e.hb("a", 0, nil))
-	if _, err := e.c.CommitOffsets(CommitRequest{Group: "cg", MemberID: "a", Generation: 1, RetentionMs: -1,
+	inst := func(id string) func(*ConsumerHeartbeatRequest) {
+		return func(r *ConsumerHeartbeatRequest) { r.InstanceID = &id }
+	}
+	a := must(t, e.hb("a", 0, nil))
+	must(t, e.hb("a", 1, parts(a)))
+	must(t, e.hb("b", 0, nil, inst("B")))
+	a = must(t, e.hb("a", 1, parts(a))) // a must give up partitions
+	if a.MemberEpoch != 1 {
+		t.Fatalf("a before revoking = %+v", a)
+	}
+	a = must(t, e.hb("a", 1, []int32{0, 1, 2}))
+	b := must(t, e.hb("b", 2, []int32{}))
+	must(t, e.hb("b", 2, parts(b)))
+	must(t, e.hb("c", 0, nil))
+	must(t, e.hb("c", -1, nil)) // left: its records are tombstoned
+	// a and b reconcile to the group epoch.
+	epochs := map[string]int32{"a": 1, "b": 2}
+	for i := 0; i < 4; i++ {
+		for _, id := range []string{"a", "b"} {
+			d, _ := e.c.DescribeConsumerGroup("cg")
+			var owned []int32
+			for _, m := range d.Members {
+				if m.MemberID == id {
+					owned = append([]int32{}, m.Assignment["t"]...)
+				}
+			}
+			epochs[id] = must(t, e.hb(id, epochs[id], owned)).MemberEpoch
+		}
+	}
+	before, err := e.c.DescribeConsumerGroup("cg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.State != StateStable || epochs["a"] != before.Epoch || epochs["b"] != before.Epoch {
+		t.Fatalf("before restart = %+v, epochs %v", before, epochs)
+	}
+	if _, err := e.c.CommitOffsets(CommitRequest{Group: "cg", MemberID: "a", Generation: epochs["a"], RetentionMs: -1,
 		Partitions: []CommitPartition{{TopicPartition: t0, Offset: 4, LeaderEpoch: -1}}}); err != nil {
 		t.Fatal(err)
 	}
+	// b leaves for a moment as a static member; the restart keeps that.
+	if r := e.hb("b", -2, nil, inst("B")); r.Err != nil {
+		t.Fatalf("static leave = %+v", r)
+	}
+	before, _ = e.c.DescribeConsumerGroup("cg")
+	ep := before.Epoch
+
+	for round := 0; round < 2; round++ {
+		e.restart()
+		after, err := e.c.DescribeConsumerGroup("cg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(after, before) {
+			t.Fatalf("round %d: after restart\n%+v\nbefore\n%+v", round, after, before)
+		}
+		if got := e.fetched("cg"); got[t0] != 4 {
+			t.Fatalf("offsets = %v", got)
+		}
+	}
+	// Members carry on at their epochs with their partitions: no rebalance.
+	a2 := must(t, e.hb("a", ep, nil))
+	if a2.MemberEpoch != ep || fmt.Sprint(parts(a2)) != fmt.Sprint(before.Members[0].Assignment["t"]) {
+		t.Fatalf("a after restart = %+v, want epoch %d and %v", a2, ep, before.Members[0].Assignment)
+	}
+	b2 := must(t, e.hb("b2", 0, nil, inst("B")))
+	if b2.MemberEpoch != ep || fmt.Sprint(parts(b2)) != fmt.Sprint(before.Members[1].Assignment["t"]) {
+		t.Fatalf("static b after restart = %+v, want %v", b2, before.Members[1].Assignment)
+	}
+	if d, _ := e.c.DescribeConsumerGroup("cg"); d.Epoch != before.Epoch {
+		t.Fatalf("group epoch moved from %d to %d", before.Epoch, d.Epoch)
+	}
+	// A member that does not come back is removed when its session ends,
+	// and its removal survives the next restart.
+	e.clock.Advance(e.cfg.ConsumerSessionTimeout / 2)
+	must(t, e.hb("a", ep, nil))
+	e.clock.Advance(e.cfg.ConsumerSessionTimeout/2 + time.Millisecond)
 	e.restart()
-	// Membership is not persisted: the member is told to join again, and
-	// the offsets are still there.
-	if r := e.hb("a", 1, nil); !errors.Is(r.Err, ErrUnknownMemberID) {
-		t.Fatalf("after restart = %+v", r)
+	d, _ := e.c.DescribeConsumerGroup("cg")
+	if len(d.Members) != 1 || d.Members[0].MemberID != "a" || d.Epoch != before.Epoch+1 {
+		t.Fatalf("after b2's session ended and a restart = %+v", d)
 	}
-	if got := e.fetched("cg"); got[t0] != 4 {
-		t.Fatalf("offsets = %v", got)
+	// Deleting the empty group tombstones every record.
+	must(t, e.hb("a", -1, nil))
+	if errs := e.c.DeleteGroups([]string{"cg"}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
-	if r := must(t, e.hb("a", 0, nil)); len(parts(r)) != 6 {
-		t.Fatalf("rejoin = %+v", r)
+	e.restart()
+	if _, err := e.c.DescribeConsumerGroup("cg"); !errors.Is(err, ErrGroupIDNotFound) {
+		t.Fatalf("deleted group after restart: %v", err)
 	}
 }
+
+func ptr(s string) *string { return &s }

@@ -5,8 +5,8 @@
 // groups of KIP-848 with server-side assignors, and committed offsets.
 //
 // Every change is written to __consumer_offsets in Apache Kafka's record
-// schemas (offset commit key v1, group metadata key v2, their values) before
-// it is acknowledged, and the state of a partition is rebuilt by replaying it
+// schemas (offset commit key v1, group metadata key v2, the consumer group
+// records of keys 3 to 8, their values) before it is acknowledged, and the state of a partition is rebuilt by replaying it
 // when this broker becomes its leader. The package chooses no Kafka error
 // codes: it returns the errors declared in errors.go and the protocol edge
 // (core/api) maps them. It must not reach the controller or the network; the

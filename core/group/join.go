@@ -81,6 +81,10 @@ func (c *Coordinator) JoinGroup(req JoinRequest) (JoinResponse, <-chan JoinRespo
 		if !g.empty() {
 			return fail(fmt.Errorf("%w: group %q is a consumer group", ErrInconsistentGroupProtocol, g.id))
 		}
+		// The consumer group's records go before it becomes classic.
+		if err := s.write(g.consumerTombstones()); err != nil {
+			return fail(err)
+		}
 		g.consumer.shutdown()
 		g.consumer, g.classic = nil, newClassic(g, s.now())
 	}

@@ -16,8 +16,9 @@ const (
 	keyOffsetCommitV0  = 0
 	keyOffsetCommitV1  = 1
 	keyGroupMetadataV2 = 2
-	// Versions 3 and up are the records of consumer (KIP-848) and share
-	// groups, which this coordinator keeps in memory only.
+	// Versions 3 to 8 are the records of consumer (KIP-848) groups
+	// (consumer_records.go); later ones, of share and streams groups, are
+	// skipped.
 
 	// offsetValueVersion is written for every commit: v3 carries the leader
 	// epoch, as Kafka 2.1 and later write.
@@ -51,6 +52,7 @@ type recordKind int
 const (
 	kindOffset recordKind = iota
 	kindGroup
+	kindConsumer // a consumer (KIP-848) group record, versions 3 to 8
 	kindOther // a key version this coordinator does not interpret
 )
 
@@ -59,6 +61,7 @@ type recordKey struct {
 	kind    recordKind
 	version int16
 	group   string
+	member  string // consumer group member records
 	tp      TopicPartition
 }
 
@@ -108,6 +111,9 @@ func decodeKey(b []byte) (recordKey, error) {
 			return recordKey{}, fmt.Errorf("%w: group metadata key: %v", ErrCorrupt, err)
 		}
 		return recordKey{kind: kindGroup, version: version, group: k.Group}, nil
+	}
+	if isConsumerKey(version) {
+		return decodeConsumerKey(b)
 	}
 	if version < 0 {
 		return recordKey{}, fmt.Errorf("%w: key version %d", ErrCorrupt, version)

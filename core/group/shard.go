@@ -144,6 +144,9 @@ const maxLoadRecordBytes = 256 << 20
 type loadState struct {
 	offsets map[string]map[TopicPartition]Offset
 	meta    map[string]*kmsg.GroupMetadataValue
+	// consumer holds each consumer group's records as the log leaves them:
+	// key -> value, tombstoned keys removed.
+	consumer map[string]map[string][]byte
 	order   []string // groups in order of first appearance
 	seen    map[string]bool
 	skipped int
@@ -190,6 +193,19 @@ func (ls *loadState) apply(key, value []byte) error {
 			return fmt.Errorf("group %q: %w", k.group, err)
 		}
 		ls.meta[k.group] = v
+	case kindConsumer:
+		ls.note(k.group)
+		if value == nil {
+			delete(ls.consumer[k.group], string(key))
+			return nil
+		}
+		if err := decodeConsumerValue(k.version, value); err != nil {
+			return fmt.Errorf("group %q member %q: %w", k.group, k.member, err)
+		}
+		if ls.consumer[k.group] == nil {
+			ls.consumer[k.group] = map[string][]byte{}
+		}
+		ls.consumer[k.group][string(key)] = bytes.Clone(value)
 	default:
 		ls.skipped++
 	}
@@ -199,7 +215,7 @@ func (ls *loadState) apply(key, value []byte) error {
 // replay reads the partition from its log start to its end.
 func (s *shard) replay() (*loadState, error) {
 	ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
-		seen: map[string]bool{}}
+		consumer: map[string]map[string][]byte{}, seen: map[string]bool{}}
 	l := s.p.Log()
 	err := l.Scan(l.LogStartOffset(), func(h record.Header, batch []byte) error {
 		if h.IsTransactional() {
@@ -241,15 +257,18 @@ func (s *shard) load() {
 	}
 	now := s.now()
 	for _, id := range ls.order {
-		offs, meta := ls.offsets[id], ls.meta[id]
-		if len(offs) == 0 && meta == nil {
-			continue
-		}
+		offs, meta, consumer := ls.offsets[id], ls.meta[id], ls.consumer[id]
 		g := newGroup(s, id)
 		for tp, o := range offs {
 			g.offsets[tp] = o
 		}
-		g.classic = restoreClassic(s, g, meta, now)
+		g.consumer = s.restoreConsumer(g, consumer, now)
+		if len(offs) == 0 && meta == nil && g.consumer == nil {
+			continue
+		}
+		if g.consumer == nil {
+			g.classic = restoreClassic(s, g, meta, now)
+		}
 		s.groups[id] = g
 	}
 	s.txnPending = ls.pending
