@@ -227,7 +227,7 @@ func (s *shard) restoreConsumer(g *group, recs map[string][]byte, now time.Time)
 		m := &consumerMember{id: id, instanceID: md.instanceID, rackID: md.rackID, clientID: md.clientID,
 			clientHost: md.clientHost, topics: md.topics, regex: md.regex,
 			rebalanceTimeout: time.Duration(md.rebalanceTimeoutMs) * time.Millisecond,
-			assigned: partSet{}, revoking: partSet{}}
+			assigned:         partSet{}, revoking: partSet{}}
 		if md.assignor != nil {
 			m.assignor = *md.assignor
 		}

@@ -53,7 +53,7 @@ const (
 	kindOffset recordKind = iota
 	kindGroup
 	kindConsumer // a consumer (KIP-848) group record, versions 3 to 8
-	kindOther // a key version this coordinator does not interpret
+	kindOther    // a key version this coordinator does not interpret
 )
 
 // recordKey is a decoded key.

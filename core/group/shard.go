@@ -147,11 +147,11 @@ type loadState struct {
 	// consumer holds each consumer group's records as the log leaves them:
 	// key -> value, tombstoned keys removed.
 	consumer map[string]map[string][]byte
-	order   []string // groups in order of first appearance
-	seen    map[string]bool
-	skipped int
-	corrupt int
-	pending map[int64]pendingTxn // transactional offsets awaiting their marker
+	order    []string // groups in order of first appearance
+	seen     map[string]bool
+	skipped  int
+	corrupt  int
+	pending  map[int64]pendingTxn // transactional offsets awaiting their marker
 }
 
 func (ls *loadState) note(group string) {
