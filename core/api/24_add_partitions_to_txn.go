@@ -75,7 +75,7 @@ func (b *Broker) addTxnPartitions(r *protocol.Request, id string, pid int64, epo
 			return codes
 		}
 		for i, tp := range tps {
-			set(tp.Topic, tp.Partition, errCode(errs[i]))
+			set(tp.Topic, tp.Partition, errCode(abortableFor(errs[i], true)))
 		}
 		return codes
 	}

@@ -25,6 +25,8 @@ func init() {
 		code *kerr.Error
 	}
 	errMap = append(errMap,
+		// Before ErrNotInTransaction, which it wraps.
+		mapping{errTransactionAbortable, kerr.TransactionAbortable},
 		mapping{txn.ErrNotCoordinator, kerr.NotCoordinator},
 		mapping{txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
 		mapping{txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
@@ -32,6 +34,7 @@ func init() {
 		mapping{txn.ErrProducerFenced, kerr.ProducerFenced},
 		mapping{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
 		mapping{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+		mapping{txn.ErrNotInTransaction, kerr.InvalidTxnState},
 		mapping{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
 		mapping{txn.ErrInvalidRequest, kerr.InvalidRequest},
 		mapping{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
@@ -193,7 +196,22 @@ func (b *Broker) verifyTxnProduce(version int16, txnID string, p *partition.Part
 	if err != nil {
 		return err
 	}
-	return errs[0]
+	return abortableFor(errs[0], version >= 11)
+}
+
+// errTransactionAbortable is an error the client can get past by aborting
+// its transaction (TRANSACTION_ABORTABLE, KIP-890).
+var errTransactionAbortable = errors.New("api: transaction abortable")
+
+// abortableFor turns a partition missing from the transaction into
+// TRANSACTION_ABORTABLE for clients that know that code: Produce v11+ and
+// the broker-to-coordinator AddPartitionsToTxn v4+. Older clients get
+// INVALID_TXN_STATE, as from Kafka 4.x.
+func abortableFor(err error, supported bool) error {
+	if supported && errors.Is(err, txn.ErrNotInTransaction) {
+		return fmt.Errorf("%w: %w", errTransactionAbortable, err)
+	}
+	return err
 }
 
 // firstProducer returns the producer of a produce request's first batch when

@@ -11,9 +11,14 @@ var (
 	ErrProducerFenced            = errors.New("txn: producer fenced by a newer epoch")
 	ErrConcurrentTransactions    = errors.New("txn: a transaction of this id is completing")
 	ErrInvalidTxnState           = errors.New("txn: invalid transaction state")
-	ErrInvalidTimeout            = errors.New("txn: invalid transaction timeout")
-	ErrInvalidRequest            = errors.New("txn: invalid request")
-	ErrTransactionalIDNotFound   = errors.New("txn: transactional id not found")
+	// ErrNotInTransaction is a verified partition (KIP-890 part 1) that is
+	// not in the producer's open transaction. The protocol edge answers
+	// TRANSACTION_ABORTABLE to clients that know it and INVALID_TXN_STATE to
+	// older ones, as Kafka 4.x does.
+	ErrNotInTransaction        = errors.New("txn: partition is not in the open transaction")
+	ErrInvalidTimeout          = errors.New("txn: invalid transaction timeout")
+	ErrInvalidRequest          = errors.New("txn: invalid request")
+	ErrTransactionalIDNotFound = errors.New("txn: transactional id not found")
 	// ErrStorage is a failed append to __transaction_state; the state did
 	// not change.
 	ErrStorage = errors.New("txn: cannot write the transaction log")

@@ -228,7 +228,7 @@ func (c *Coordinator) Verify(req AddPartitionsRequest) ([]error, error) {
 	errs := make([]error, len(req.Partitions))
 	for i, tp := range req.Partitions {
 		if m.state != StateOngoing || !m.partitions[tp] {
-			errs[i] = fmt.Errorf("%w: %s-%d is not in the open transaction", ErrInvalidTxnState, tp.Topic, tp.Partition)
+			errs[i] = fmt.Errorf("%w: %s-%d", ErrNotInTransaction, tp.Topic, tp.Partition)
 		}
 	}
 	return errs, nil
