@@ -17,9 +17,12 @@
 #     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:28092 --list
 #
 # Ports (chosen not to clash with Gregor's 28092 in the interop config):
-#   single node: PLAINTEXT 127.0.0.1:29092, SASL_PLAINTEXT 127.0.0.1:29094, controller 29093
-#   three nodes: PLAINTEXT 2910{1,2,3},      SASL_PLAINTEXT 2913{1,2,3},    controllers 2912{1,2,3}
-# SASL users (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): interop / interop-secret.
+#   single node: PLAINTEXT 127.0.0.1:29092, SASL_PLAINTEXT 127.0.0.1:29094, controller 29093,
+#                SSL 29095, SASL_SSL 29096
+#   three nodes: PLAINTEXT 2910{1,2,3},      SASL_PLAINTEXT 2913{1,2,3},    controllers 2912{1,2,3},
+#                SSL 2914{1,2,3},            SASL_SSL 2915{1,2,3}
+# SASL users (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): interop / interop-secret. The SSL listeners
+# serve the test certificate of scripts/interop-tls.sh (CA in .cache/interop-tls/ca.pem).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -81,21 +84,22 @@ run_class() {
 		-Dlog4j2.configurationFile="$(tools_log4j)" -cp "$(classpath)" "$cls" "$@"
 }
 
-# node_ports N I -> "plaintext sasl controller"
+# node_ports N I -> "plaintext sasl controller ssl sasl_ssl"
 node_ports() {
 	local nodes="$1" i="$2"
-	if [[ "$nodes" == 1 ]]; then echo "29092 29094 29093"; else echo "2910$i 2913$i 2912$i"; fi
+	if [[ "$nodes" == 1 ]]; then echo "29092 29094 29093 29095 29096"; else echo "2910$i 2913$i 2912$i 2914$i 2915$i"; fi
 }
 
 cluster_dir() { echo "$RUN/cluster-$1"; }
 
 write_node_config() {
 	local nodes="$1" i="$2" fsync="$3" dir="$4"
-	local p s c voters="" j
-	read -r p s c <<<"$(node_ports "$nodes" "$i")"
+	local p s c t st voters="" j tls
+	read -r p s c t st <<<"$(node_ports "$nodes" "$i")"
+	tls="$("$ROOT/scripts/interop-tls.sh")" || die "could not make the test certificates"
 	for ((j = 1; j <= nodes; j++)); do
-		local pj sj cj
-		read -r pj sj cj <<<"$(node_ports "$nodes" "$j")"
+		local pj sj cj tj stj
+		read -r pj sj cj tj stj <<<"$(node_ports "$nodes" "$j")"
 		voters+="${voters:+,}$j@127.0.0.1:$cj"
 	done
 	local rf=$((nodes < 3 ? 1 : 3)) minisr=$((nodes < 3 ? 1 : 2))
@@ -103,15 +107,23 @@ write_node_config() {
 	process.roles=broker,controller
 	node.id=$i
 	controller.quorum.voters=$voters
-	listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$s,CONTROLLER://127.0.0.1:$c
-	advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$s
-	listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+	listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$s,CONTROLLER://127.0.0.1:$c,SSL://127.0.0.1:$t,SASL_SSL://127.0.0.1:$st
+	advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$s,SSL://127.0.0.1:$t,SASL_SSL://127.0.0.1:$st
+	listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
+	ssl.keystore.type=PEM
+	ssl.keystore.location=$tls/server-keystore.pem
+	ssl.truststore.type=PEM
+	ssl.truststore.location=$tls/ca.pem
+	ssl.client.auth=none
 	controller.listener.names=CONTROLLER
 	inter.broker.listener.name=PLAINTEXT
 	sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
 	listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASS";
 	listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 	listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+	listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$SASL_PASS";
+	listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+	listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 	log.dirs=$dir/data
 	offsets.topic.replication.factor=$rf
 	offsets.topic.num.partitions=3
@@ -155,9 +167,9 @@ start() {
 	fetch
 	stop --nodes "$nodes" >/dev/null 2>&1 || true
 	local cdir; cdir="$(cluster_dir "$nodes")"
-	local i0 p0 s0 c0
+	local i0 p0 s0 c0 t0 st0
 	for ((i0 = 1; i0 <= nodes; i0++)); do
-		read -r p0 s0 c0 <<<"$(node_ports "$nodes" "$i0")"
+		read -r p0 s0 c0 t0 st0 <<<"$(node_ports "$nodes" "$i0")"
 		if (exec 3<>"/dev/tcp/127.0.0.1/$p0") 2>/dev/null; then die "start: 127.0.0.1:$p0 is already in use by another process"; fi
 	done
 	rm -rf "$cdir"; mkdir -p "$cdir"
@@ -181,7 +193,7 @@ start() {
 		echo $! >"$dir/pid"
 	done
 	for ((i = 1; i <= nodes; i++)); do
-		local p s c; read -r p s c <<<"$(node_ports "$nodes" "$i")"
+		local p s c t st; read -r p s c t st <<<"$(node_ports "$nodes" "$i")"
 		wait_port "$p" 90 "$cdir/node$i" || die "start: node $i did not listen on 127.0.0.1:$p (see $cdir/node$i/server.log)"
 	done
 	echo "kafka-ref: Apache Kafka $KAFKA_VERSION up, $nodes node(s), bootstrap $(bootstrap --nodes "$nodes")" >&2
@@ -234,7 +246,7 @@ bootstrap() {
 	[[ "${1:-}" == --nodes ]] && nodes="$2"
 	local i out=""
 	for ((i = 1; i <= nodes; i++)); do
-		local p s c; read -r p s c <<<"$(node_ports "$nodes" "$i")"
+		local p s c t st; read -r p s c t st <<<"$(node_ports "$nodes" "$i")"
 		out+="${out:+,}127.0.0.1:$p"
 	done
 	echo "$out"
@@ -260,6 +272,6 @@ kafka-metadata-quorum) run_class org.apache.kafka.tools.MetadataQuorumCommand "$
 producer-perf) run_class org.apache.kafka.tools.ProducerPerformance "$@" ;;
 consumer-perf) run_class org.apache.kafka.tools.ConsumerPerformance "$@" ;;
 e2e-latency) run_class org.apache.kafka.tools.EndToEndLatency "$@" ;;
-"" | -h | --help | help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' ;;
+"" | -h | --help | help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) die "unknown command $cmd (try --help)" ;;
 esac
