@@ -29,7 +29,11 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 	var synced []*partition.Partition
 	var waits []ackWait
 	writeAuth := b.topicAuth(r, sdkauth.OpWrite)
-	txnAuth := req.TransactionID == nil || b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
+	// A mirror link appends under a reserved transactional id, with ALTER
+	// on the topic in place of WRITE.
+	link, isLink := produceLink(req.TransactionID)
+	alterAuth := b.topicAuth(r, sdkauth.OpAlter)
+	txnAuth := req.TransactionID == nil || isLink || b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -62,7 +66,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 				// As Kafka: only the broker's own writers (and its admin
 				// client id) may append to internal topics.
 				fail(kerr.InvalidTopicException.Code, fmt.Errorf("topic %q is internal", name))
-			case !writeAuth.allowed(name):
+			case !isLink && !writeAuth.allowed(name), isLink && !alterAuth.allowed(name):
 				fail(kerr.TopicAuthorizationFailed.Code, nil)
 			default:
 				p, ok := b.partition(name, rp.Partition)
@@ -74,11 +78,15 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					fail(kerr.NotLeaderForPartition.Code, nil)
 					break
 				}
-				if code, err := b.checkPlacement(im, name, rp.Partition, rp.Records); code != 0 {
+				if code, err := checkMirrorLink(im, name, link, isLink); code != 0 {
 					fail(code, err)
 					break
 				}
-				if req.TransactionID != nil {
+				if code, err := b.checkLinkOrPlacement(im, name, rp.Partition, rp.Records, isLink); code != 0 {
+					fail(code, err)
+					break
+				}
+				if req.TransactionID != nil && !isLink {
 					if err := b.verifyTxnProduce(r.Version, *req.TransactionID, p, rp.Records); err != nil {
 						fail(produceTxnCode(err), err)
 						break
@@ -90,7 +98,11 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 						break
 					}
 				}
-				res, err := p.Append(rp.Records)
+				appendFn := p.Append
+				if isLink {
+					appendFn = p.AppendAt // at the source's offsets
+				}
+				res, err := appendFn(rp.Records)
 				if err != nil {
 					code := errCode(err)
 					if r.Version >= 3 && errors.Is(err, partition.ErrUnsupportedForMagic) {

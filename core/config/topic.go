@@ -113,6 +113,24 @@ func extensionName(v string) error {
 	return nil
 }
 
+// MirrorLinkPrefix starts the transactional id with which a mirror link
+// appends to the topics whose gregor.mirror.link names it.
+const MirrorLinkPrefix = "__gregor_link:"
+
+// mirrorLinkName accepts "" (no link) or a name of up to 249 printable
+// ASCII characters.
+func mirrorLinkName(v string) error {
+	if len(v) > 249 {
+		return fmt.Errorf("link name of %d characters is longer than 249", len(v))
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] > '~' {
+			return fmt.Errorf("link name %q holds a space or a character outside printable ASCII", v)
+		}
+	}
+	return nil
+}
+
 func oneOf(values ...string) func(string) error {
 	return func(v string) error {
 		for _, ok := range values {
@@ -165,6 +183,12 @@ var topicConfigDefs = []TopicConfigDef{
 			}
 			return itoa64(c.Log.FlushIntervalMs)
 		},
+	},
+	{
+		Name: "gregor.mirror.link", Type: TypeString,
+		Doc:           `The mirror link that owns the topic, or "" for none. A linked topic is read-only: ordinary produce is refused with POLICY_VIOLATION and only that link appends, at the source's offsets. Deleting the config (gregor mirror promote) makes the topic writable.`,
+		Validate:      mirrorLinkName,
+		BrokerDefault: constant(""),
 	},
 	{
 		Name: "gregor.partitioner", Type: TypeString,

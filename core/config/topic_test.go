@@ -14,7 +14,7 @@ func TestTopicConfigDefsSortedAndComplete(t *testing.T) {
 	}
 	want := []string{
 		"cleanup.policy", "compression.type", "delete.retention.ms", "file.delete.delay.ms",
-		"flush.messages", "flush.ms", "gregor.partitioner", "gregor.partitioner.enforce",
+		"flush.messages", "flush.ms", "gregor.mirror.link", "gregor.partitioner", "gregor.partitioner.enforce",
 		"gregor.retention.policy", "index.interval.bytes", "max.compaction.lag.ms",
 		"max.message.bytes", "message.downconversion.enable", "message.timestamp.after.max.ms",
 		"message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio",
@@ -111,6 +111,9 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{"bool any case", map[string]string{"preallocate": "TRUE", "unclean.leader.election.enable": "false"}, nil, ""},
 		{"ratio bounds", map[string]string{"min.cleanable.dirty.ratio": "1"}, nil, ""},
 		{"retention.bytes any long", map[string]string{"retention.bytes": "-5"}, nil, ""},
+		{"mirror link", map[string]string{"gregor.mirror.link": "east"}, nil, ""},
+		{"no mirror link", map[string]string{"gregor.mirror.link": ""}, nil, ""},
+		{"mirror link with a space", map[string]string{"gregor.mirror.link": "east 1"}, ErrInvalidTopicConfig, "gregor.mirror.link"},
 		{"unknown", map[string]string{"retention.msx": "1"}, ErrUnknownTopicConfig, "retention.msx"},
 		{"not a number", map[string]string{"retention.ms": "soon"}, ErrInvalidTopicConfig, "retention.ms"},
 		{"below range", map[string]string{"retention.ms": "-2"}, ErrInvalidTopicConfig, "retention.ms"},
