@@ -8,6 +8,7 @@ import (
 	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gregorbroker/gregor/core/httpapi"
 	"github.com/gregorbroker/gregor/mirror"
 )
 
@@ -54,16 +55,22 @@ func (s *Server) decodeMirrors() error {
 }
 
 // addMirrors adds one actor per configured mirror to the run group; their
-// metrics go to reg, labelled with the section name.
-func (s *Server) addMirrors(g *run.Group, reg prometheus.Registerer) error {
+// metrics go to reg, labelled with the section name. The answer shows the
+// mirrors to the admin API; it is nil when no mirror is configured.
+func (s *Server) addMirrors(g *run.Group, reg *prometheus.Registry) (httpapi.MirrorLinks, error) {
+	if len(s.mirrors) == 0 {
+		return nil, nil
+	}
+	links := &mirrorLinks{gather: reg}
 	for _, spec := range s.mirrors {
 		m, err := mirror.New(spec.cfg, mirror.RunOptions{Name: spec.name, Registerer: reg, Now: s.now,
 			Logger: s.logger.With("component", "mirror")})
 		if err != nil {
-			return fmt.Errorf("server: mirror.%s: %w", spec.name, err)
+			return nil, fmt.Errorf("server: mirror.%s: %w", spec.name, err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		g.Add(func() error { return m.Run(ctx) }, func(error) { cancel() })
+		links.mirrors = append(links.mirrors, runningMirror{name: spec.name, m: m})
 	}
-	return nil
+	return links, nil
 }

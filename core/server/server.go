@@ -286,6 +286,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			})
 		}
 	}
+	// The [mirror.NAME] mirrors; the admin API shows their links.
+	mirrorLinks, err := s.addMirrors(&g, reg)
+	if err != nil {
+		return err
+	}
 	// The HTTP listener.
 	if s.httpLn != nil {
 		lagHistory := httpapi.NewLagHistory(0)
@@ -293,7 +298,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		hs := &http.Server{
 			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: broker,
 				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes), Admin: admin, LagHistory: lagHistory,
-				Auth: broker, RequireAuth: api.HTTPRequiresAuth(s.cfg)}),
+				Auth: broker, RequireAuth: api.HTTPRequiresAuth(s.cfg), Mirrors: mirrorLinks}),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		// The lag sampler feeds the console's lag chart.
@@ -383,10 +388,6 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		g.Add(func() error {
 			return broker.Txns.Run(tctx)
 		}, func(error) { tcancel() })
-	}
-
-	if err := s.addMirrors(&g, reg); err != nil {
-		return err
 	}
 
 	s.serving.Store(true)
