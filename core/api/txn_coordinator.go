@@ -66,6 +66,7 @@ func TxnConfig(c config.Config) txn.Config {
 		MaxTimeout:         millis64(c.Transactions.MaxTimeoutMs),
 		AbortCheckInterval: millis64(c.Transactions.AbortTimedOutCheckIntervalMs),
 		Sync:               c.Log.Durability == config.DurabilityFsync,
+		IDExpiration:       millis64(c.Transactions.TransactionalIDExpirationMs),
 	}
 }
 

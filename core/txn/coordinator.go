@@ -24,11 +24,18 @@ type Config struct {
 	AbortCheckInterval time.Duration
 	// Sync makes every state write durable before it is acknowledged.
 	Sync bool
+	// IDExpiration is how long a transactional id with no open transaction
+	// is kept after its last state change (transactional.id.expiration.ms).
+	IDExpiration time.Duration
+	// ExpireCheckInterval is how often idle transactional ids are looked for
+	// (transaction.remove.expired.transaction.cleanup.interval.ms).
+	ExpireCheckInterval time.Duration
 }
 
 // DefaultConfig has Kafka's defaults.
 func DefaultConfig() Config {
-	return Config{MaxTimeout: 15 * time.Minute, AbortCheckInterval: 10 * time.Second}
+	return Config{MaxTimeout: 15 * time.Minute, AbortCheckInterval: 10 * time.Second,
+		IDExpiration: 7 * 24 * time.Hour, ExpireCheckInterval: time.Hour}
 }
 
 // MarkerWriter appends a transaction marker to a partition. It returns
@@ -83,6 +90,12 @@ func New(cfg Config, opts Options) *Coordinator {
 	}
 	if cfg.AbortCheckInterval <= 0 {
 		cfg.AbortCheckInterval = DefaultConfig().AbortCheckInterval
+	}
+	if cfg.IDExpiration <= 0 {
+		cfg.IDExpiration = DefaultConfig().IDExpiration
+	}
+	if cfg.ExpireCheckInterval <= 0 {
+		cfg.ExpireCheckInterval = DefaultConfig().ExpireCheckInterval
 	}
 	return &Coordinator{cfg: cfg, opts: opts, log: opts.Logger.With("component", "txn"), shards: map[int32]*shard{}}
 }
@@ -160,18 +173,23 @@ func (c *Coordinator) WaitLoaded(ctx context.Context) error {
 	return nil
 }
 
-// Run checks for timed-out transactions every AbortCheckInterval until ctx
-// ends, then resigns every partition.
+// Run checks for timed-out transactions every AbortCheckInterval and for
+// idle transactional ids every ExpireCheckInterval until ctx ends, then
+// resigns every partition.
 func (c *Coordinator) Run(ctx context.Context) error {
 	defer c.Close()
 	t := time.NewTicker(c.cfg.AbortCheckInterval)
 	defer t.Stop()
+	expire := time.NewTicker(c.cfg.ExpireCheckInterval)
+	defer expire.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 			c.AbortTimedOut()
+		case <-expire.C:
+			c.ExpireTransactionalIDs()
 		}
 	}
 }
@@ -228,6 +246,12 @@ func (s *shard) write(m *txnMeta) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
+	return s.append(b)
+}
+
+// append writes a batch of state records to the partition while this
+// broker still leads it in the coordinator's epoch. The caller holds mu.
+func (s *shard) append(b []byte) error {
 	if _, epoch := s.p.Leadership(); epoch != s.epoch {
 		return fmt.Errorf("%w: partition %d changed leadership", ErrNotCoordinator, s.index)
 	}
