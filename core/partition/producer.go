@@ -28,6 +28,9 @@ type producerEntry struct {
 	coordinatorEpoch int32
 	// currentTxnFirstOffset is the first offset of the open transaction, or -1.
 	currentTxnFirstOffset int64
+	// lastTimestamp is the largest timestamp of the producer's batches and
+	// markers, or -1: producer.id.expiration.ms counts from it.
+	lastTimestamp int64
 }
 
 func (e *producerEntry) last() (batchMeta, bool) {
@@ -119,9 +122,10 @@ func (s *producerState) update(h record.Header) {
 	}
 	e, ok := s.producers[h.ProducerID]
 	if !ok {
-		e = &producerEntry{epoch: h.ProducerEpoch, coordinatorEpoch: -1, currentTxnFirstOffset: -1}
+		e = &producerEntry{epoch: h.ProducerEpoch, coordinatorEpoch: -1, currentTxnFirstOffset: -1, lastTimestamp: -1}
 		s.producers[h.ProducerID] = e
 	}
+	e.lastTimestamp = max(e.lastTimestamp, h.MaxTimestamp)
 	if h.ProducerEpoch != e.epoch {
 		e.epoch = h.ProducerEpoch
 		e.batches = e.batches[:0]
@@ -199,7 +203,7 @@ func (s *producerState) marshal() []byte {
 		b = binary.BigEndian.AppendUint32(b, uint32(last.lastSeq))
 		b = binary.BigEndian.AppendUint64(b, uint64(last.lastOffset))
 		b = binary.BigEndian.AppendUint32(b, uint32(last.lastOffset-last.firstOffset))
-		b = binary.BigEndian.AppendUint64(b, uint64(last.timestamp))
+		b = binary.BigEndian.AppendUint64(b, uint64(max(last.timestamp, e.lastTimestamp)))
 		b = binary.BigEndian.AppendUint32(b, uint32(e.coordinatorEpoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.currentTxnFirstOffset))
 	}
@@ -235,6 +239,7 @@ func unmarshalProducerState(b []byte) (*producerState, error) {
 			epoch:                 epoch,
 			coordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
 			currentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
+			lastTimestamp:         ts,
 		}
 		if entry.currentTxnFirstOffset >= 0 {
 			s.ongoing[id] = entry.currentTxnFirstOffset
