@@ -432,8 +432,10 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-retention.C:
+			idle := time.Duration(s.cfg.Transactions.ProducerIDExpirationMs) * time.Millisecond
 			for _, p := range b.Partitions.All() {
 				s.retain(b, p)
+				p.ExpireProducers(idle)
 			}
 		case <-checkpoint.C:
 			for _, p := range b.Partitions.All() {

@@ -1,7 +1,9 @@
 // The console's browser test: start a broker, write records with the CLI,
 // commit a group's offsets, then drive the console in headless Chromium
 // (overview → topic → records → group) and check what it shows against
-// what Kafka clients read back. Screenshots go to $SCREENSHOTS (default
+// what Kafka clients read back; a second broker, "east", is the source of
+// a [mirror.east] link whose lag the mirrors page must show. Screenshots go
+// to $SCREENSHOTS (default
 // web/console/test-results).
 //
 //   node tests/console.test.mjs [path/to/gregor]
@@ -59,9 +61,18 @@ async function api(base, path) {
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'gregor-console-'));
-  const [kport, hport] = [await freePort(), await freePort()];
+  const [kport, hport, ekport, ehport] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const bootstrap = `127.0.0.1:${kport}`;
   const base = `http://127.0.0.1:${hport}`;
+  const eastBootstrap = `127.0.0.1:${ekport}`;
+  writeFileSync(join(dir, 'east.toml'), `node_id = 1
+data_dir = "${join(dir, 'east')}"
+[listeners]
+kafka = "${eastBootstrap}"
+http = "127.0.0.1:${ehport}"
+[log]
+durability = "page_cache"
+`);
   writeFileSync(join(dir, 'broker.toml'), `node_id = 1
 data_dir = "${join(dir, 'data')}"
 [listeners]
@@ -69,14 +80,26 @@ kafka = "${bootstrap}"
 http = "127.0.0.1:${hport}"
 [log]
 durability = "page_cache"
+[mirror.east.source]
+name = "east"
+bootstrap = ["${eastBootstrap}"]
+[mirror.east.target]
+name = "local"
+[mirror.east.topics]
+include = ["shipments"]
+[mirror.east.mirror]
+refresh_interval_ms = 200
 `);
+  const east = spawn(gregor, ['serve', '--config', join(dir, 'east.toml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  east.stderr.on('data', () => {});
   const broker = spawn(gregor, ['serve', '--config', join(dir, 'broker.toml')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let brokerLog = '';
   broker.stderr.on('data', d => { brokerLog += d; });
   let browser;
   try {
+    await waitHealthy(`http://127.0.0.1:${ehport}`, east);
     await waitHealthy(base, broker);
-    log('broker up at', bootstrap, base);
+    log('broker up at', bootstrap, base, 'mirroring from', eastBootstrap);
 
     // Seed: 24 keyed JSON orders over 3 partitions, 5 text payments.
     cli(bootstrap, ['topic', 'create', 'orders', '--partitions', '3']);
@@ -217,6 +240,27 @@ durability = "page_cache"
     await page.screenshot({ path: join(shots, '4-group.png'), fullPage: true });
     log('group ok');
 
+    // Mirrors: 7 shipments on east reach "east.shipments" here; the link
+    // shows lag until they do, then 0.
+    cli(eastBootstrap, ['topic', 'create', 'shipments', '--partitions', '2']);
+    cli(eastBootstrap, ['produce', 'shipments'], Array.from({ length: 7 }, (_, i) => `parcel-${i}`).join('\n') + '\n');
+    let link;
+    for (let i = 0; i < 100; i++) {
+      link = (await api(base, '/mirrors')).links[0];
+      if (link && link.lag_records === 0 && link.topics.includes('shipments') && link.partitions.length === 2) break;
+      await new Promise(r => setTimeout(r, 200));
+    }
+    check(link && link.lag_records === 0 && link.topics.includes('shipments'), `mirror link did not catch up: ${JSON.stringify(link)}`);
+    const mirrored = cli(bootstrap, ['consume', 'east.shipments', '--count', '7', '--timeout', '10s', '--quiet']).trim().split('\n').sort();
+    check(mirrored.length === 7 && mirrored[0] === 'parcel-0', `east.shipments holds ${mirrored.join(',')}`);
+    await page.getByRole('link', { name: 'Mirrors', exact: true }).click();
+    const mrow = page.getByTestId('mirrors').locator('tbody tr').first();
+    await mrow.waitFor();
+    const mtext = await mrow.innerText();
+    for (const want of ['east', 'shipments', 'running']) check(mtext.includes(want), `mirrors row "${mtext}" lacks ${want}`);
+    await page.screenshot({ path: join(shots, '5-mirrors.png'), fullPage: true });
+    log('mirrors ok');
+
     for (const [nav, id] of [['Brokers', 'brokers'], ['Extensions', 'extensions'], ['Mirrors', 'mirrors']]) {
       await page.getByRole('link', { name: nav, exact: true }).click();
       await page.getByTestId(id).waitFor();
@@ -230,8 +274,10 @@ durability = "page_cache"
     process.exitCode = 1;
   } finally {
     if (browser) await browser.close();
-    broker.kill('SIGTERM');
-    await new Promise(r => broker.exitCode !== null ? r() : broker.on('exit', r));
+    for (const b of [broker, east]) {
+      b.kill('SIGTERM');
+      await new Promise(r => b.exitCode !== null ? r() : b.on('exit', r));
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }
