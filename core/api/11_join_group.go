@@ -43,11 +43,21 @@ func (b *Broker) handleJoinGroup(r *protocol.Request) protocol.Reply {
 	}
 	now, wait := b.Groups.JoinGroup(jr)
 	if wait == nil {
-		return protocol.Reply{Resp: joinGroupResponse(r.Version, req, now)}
+		// A static member taking over its old id was stored.
+		resp := joinGroupResponse(r.Version, req, now)
+		if now.Err != nil {
+			return protocol.Reply{Resp: resp}
+		}
+		return b.durableGroupReply(resp, func(code int16) { resp.ErrorCode = code }, req.Group)
 	}
 	return protocol.Reply{Later: func() kmsg.Response {
 		select {
 		case res := <-wait:
+			if res.Err == nil {
+				if err := b.syncGroups(req.Group); err != nil {
+					res = group.JoinResponse{Err: group.ErrStorage, MemberID: res.MemberID, Generation: -1}
+				}
+			}
 			return joinGroupResponse(r.Version, req, res)
 		case <-b.Done:
 			return joinGroupResponse(r.Version, req, group.JoinResponse{Err: group.ErrNotCoordinator,

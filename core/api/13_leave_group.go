@@ -43,12 +43,12 @@ func (b *Broker) handleLeaveGroup(r *protocol.Request) protocol.Reply {
 	if r.Version < 3 {
 		// One member: its error is the request's.
 		resp.ErrorCode = errCode(errs[0])
-		return protocol.Reply{Resp: resp}
+		return b.durableGroupReply(resp, func(code int16) { resp.ErrorCode = code }, req.Group)
 	}
 	for i, m := range req.Members {
 		rm := kmsg.NewLeaveGroupResponseMember()
 		rm.MemberID, rm.InstanceID, rm.ErrorCode = m.MemberID, m.InstanceID, errCode(errs[i])
 		resp.Members = append(resp.Members, rm)
 	}
-	return protocol.Reply{Resp: resp}
+	return b.durableGroupReply(resp, func(code int16) { resp.ErrorCode = code }, req.Group)
 }

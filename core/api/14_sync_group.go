@@ -40,6 +40,12 @@ func (b *Broker) handleSyncGroup(r *protocol.Request) protocol.Reply {
 	return protocol.Reply{Later: func() kmsg.Response {
 		select {
 		case res := <-wait:
+			// The leader's assignment is stored before any member gets it.
+			if res.Err == nil {
+				if err := b.syncGroups(req.Group); err != nil {
+					res = group.SyncResponse{Err: group.ErrStorage}
+				}
+			}
 			return syncGroupResponse(r.Version, req, res)
 		case <-b.Done:
 			return syncGroupResponse(r.Version, req, group.SyncResponse{Err: group.ErrNotCoordinator})

@@ -41,5 +41,11 @@ func (b *Broker) handleDeleteGroups(r *protocol.Request) protocol.Reply {
 		}
 		resp.Groups = append(resp.Groups, sg)
 	}
-	return protocol.Reply{Resp: resp}
+	return b.durableGroupReply(resp, func(code int16) {
+		for i := range resp.Groups {
+			if resp.Groups[i].ErrorCode == 0 {
+				resp.Groups[i].ErrorCode = code
+			}
+		}
+	}, ids...)
 }

@@ -63,5 +63,5 @@ func (b *Broker) handleOffsetDelete(r *protocol.Request) protocol.Reply {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return protocol.Reply{Resp: resp}
+	return b.durableGroupReply(resp, func(code int16) { resp.ErrorCode = code }, req.Group)
 }

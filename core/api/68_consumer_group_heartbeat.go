@@ -78,5 +78,7 @@ func (b *Broker) handleConsumerGroupHeartbeat(r *protocol.Request) protocol.Repl
 		}
 		resp.Assignment = &a
 	}
-	return protocol.Reply{Resp: resp}
+	return b.durableGroupReply(resp, func(code int16) {
+		resp.ErrorCode, resp.Assignment = code, nil
+	}, req.Group)
 }
