@@ -1,6 +1,8 @@
 'use strict'
 // Gregor's interop driver for kafkajs: runs the scenarios of interop/SCENARIOS.md named on the
 // command line and prints one JSON line per scenario on stdout.
+const fs = require('fs')
+const path = require('path')
 const { Kafka, CompressionTypes, CompressionCodecs, ConfigResourceTypes, logLevel } = require('kafkajs')
 const SnappyCodec = require('kafkajs-snappy')
 const lz4js = require('lz4js')
@@ -9,6 +11,9 @@ const { ZstdCodec } = require('zstd-codec')
 const env = (k, d) => process.env[k] || d
 const BOOTSTRAP = env('INTEROP_BOOTSTRAP', '127.0.0.1:28092').split(',')
 const SASL_BOOTSTRAP = env('INTEROP_SASL_BOOTSTRAP', BOOTSTRAP.join(',')).split(',')
+const SSL_BOOTSTRAP = env('INTEROP_SSL_BOOTSTRAP', '').split(',').filter(Boolean)
+const SASL_SSL_BOOTSTRAP = env('INTEROP_SASL_SSL_BOOTSTRAP', '').split(',').filter(Boolean)
+const CA_FILE = env('INTEROP_CA_FILE', '')
 const PREFIX = env('INTEROP_PREFIX', 'it-kafkajs')
 const USER = env('INTEROP_SASL_USER', 'interop')
 const PASS = env('INTEROP_SASL_PASSWORD', 'interop-secret')
@@ -301,22 +306,36 @@ const scenarios = {
     })
   },
 
-  sasl_plain () { return sasl('plain') },
-  sasl_scram () { return sasl('scram-sha-256') }
+  sasl_plain () { return secure('sasl_plain', SASL_BOOTSTRAP, 'plain', false, 'sasl') },
+  sasl_scram () { return secure('sasl_scram', SASL_BOOTSTRAP, 'scram-sha-256', false, 'sasl') },
+  ssl () { return secure('ssl', SSL_BOOTSTRAP, null, true, 'ssl') },
+  sasl_ssl () { return secure('sasl_ssl', SASL_SSL_BOOTSTRAP, 'scram-sha-512', true, 'sasl_ssl') }
 }
 
-async function sasl (mechanism) {
-  const topic = `${PREFIX}-sasl-${mechanism === 'plain' ? 'plain' : 'scram'}`
-  const k = kafka({ brokers: SASL_BOOTSTRAP, sasl: { mechanism, username: USER, password: PASS } })
+// secure runs a security scenario: one record through its listener, then a client that must be
+// refused (a wrong password, or for ssl one that trusts only a CA that signed nothing of ours).
+async function secure (sc, brokers, mechanism, tls, value) {
+  check(brokers.length > 0, `no bootstrap for ${sc} given`)
+  const topic = `${PREFIX}-${sc.replace(/_/g, '-')}`
+  const opts = (password, ca) => {
+    const o = { brokers }
+    if (mechanism) o.sasl = { mechanism, username: USER, password }
+    if (tls) o.ssl = { ca: [fs.readFileSync(ca)] }
+    return o
+  }
+  const k = kafka(opts(PASS, CA_FILE))
   await withAdmin(k, admin => create(admin, topic, 1))
-  await withProducer(k, {}, p => p.send({ topic, messages: [{ value: 'sasl' }] }))
-  const bad = kafka({ brokers: SASL_BOOTSTRAP, sasl: { mechanism, username: USER, password: 'wrong-' + PASS }, retry: { retries: 0 } })
+  await withProducer(k, {}, p => p.send({ topic, messages: [{ value }] }))
+  const bad = mechanism
+    ? kafka({ ...opts('wrong-' + PASS, CA_FILE), retry: { retries: 0 } })
+    : kafka({ ...opts(PASS, path.join(path.dirname(CA_FILE), 'other-ca.pem')), retry: { retries: 0 } })
   let refused = null
   try { await withAdmin(bad, admin => admin.listTopics()) } catch (e) { refused = e }
-  check(refused && /auth/i.test(`${refused.name} ${refused.message}`), `wrong password: ${refused ? refused.message : 'accepted'}, want an authentication error`)
+  const want = mechanism ? /auth/i : /certificate|ssl|tls/i
+  check(refused && want.test(`${refused.name} ${refused.message}`), `refused client: ${refused ? refused.message : 'accepted'}, want an ${mechanism ? 'authentication' : 'TLS'} error`)
   needGroups('consumes')
   const got = await readAll(k, topic, 1)
-  check(str(got[0].value) === 'sasl', `read ${str(got[0].value)} back`)
+  check(str(got[0].value) === value, `read ${str(got[0].value)} back`)
 }
 
 async function main () {

@@ -14,6 +14,9 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 
 BOOTSTRAP = os.environ.get("INTEROP_BOOTSTRAP", "127.0.0.1:28092")
 SASL_BOOTSTRAP = os.environ.get("INTEROP_SASL_BOOTSTRAP") or BOOTSTRAP
+SSL_BOOTSTRAP = os.environ.get("INTEROP_SSL_BOOTSTRAP", "")
+SASL_SSL_BOOTSTRAP = os.environ.get("INTEROP_SASL_SSL_BOOTSTRAP", "")
+CA_FILE = os.environ.get("INTEROP_CA_FILE", "")
 PREFIX = os.environ.get("INTEROP_PREFIX", "it-python")
 USER = os.environ.get("INTEROP_SASL_USER", "interop")
 PASS = os.environ.get("INTEROP_SASL_PASSWORD", "interop-secret")
@@ -333,36 +336,58 @@ def admin_scenario():
     check(e == 4, "earliest after delete records %d, want 4" % e)
 
 
-def sasl(mech):
-    topic = PREFIX + ("-sasl-plain" if mech == "PLAIN" else "-sasl-scram")
-    sc = {"bootstrap_servers": SASL_BOOTSTRAP, "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mech,
-          "sasl_username": USER, "sasl_password": PASS}
+# scenario -> (bootstrap, security.protocol, SASL mechanism or None, the value written and read back)
+SECURE = {
+    "sasl_plain": (SASL_BOOTSTRAP, "SASL_PLAINTEXT", "PLAIN", "sasl"),
+    "sasl_scram": (SASL_BOOTSTRAP, "SASL_PLAINTEXT", "SCRAM-SHA-256", "sasl"),
+    "ssl": (SSL_BOOTSTRAP, "SSL", None, "ssl"),
+    "sasl_ssl": (SASL_SSL_BOOTSTRAP, "SASL_SSL", "SCRAM-SHA-512", "sasl_ssl"),
+}
+
+
+def secure(scenario):
+    """One record through the scenario's listener, then a client that must be refused: a wrong
+    password, or (ssl) a client that trusts no CA of ours."""
+    bootstrap, protocol, mech, value = SECURE[scenario]
+    check(bootstrap, "no bootstrap for %s given" % scenario)
+    topic = PREFIX + "-" + scenario.replace("_", "-")
+    sc = {"bootstrap_servers": bootstrap, "security_protocol": protocol}
+    if mech:
+        sc.update(sasl_mechanism=mech, sasl_username=USER, sasl_password=PASS)
+    if protocol.endswith("SSL"):
+        sc["ssl_ca_location"] = CA_FILE
     create(admin(**sc), topic, 1)
     p = Producer(conf(**sc))
-    p.produce(topic, value=b"sasl")
+    p.produce(topic, value=value.encode())
     check(p.flush(left()) == 0, "record left unflushed")
     got = read_all(topic, 1, **sc)
-    check(s(got[0].value()) == "sasl", "read %s back" % s(got[0].value()))
+    check(s(got[0].value()) == value, "read %s back" % s(got[0].value()))
     errors = []
-    bad = conf(**dict(sc, sasl_password="wrong-" + PASS))
+    if mech:
+        bad, want = conf(**dict(sc, sasl_password="wrong-" + PASS)), "auth"
+    else:
+        # other-ca.pem (scripts/interop-tls.sh) is a CA that signed nothing of the broker's.
+        bad, want = conf(**dict(sc, ssl_ca_location=os.path.join(os.path.dirname(CA_FILE), "other-ca.pem"))), "ssl"
     bad["error_cb"] = errors.append
     a = AdminClient(bad)
     try:
         a.list_topics(timeout=10)
     except KafkaException as e:
         a.poll(1)  # serves error_cb
-        # librdkafka reports the failed authentication through error_cb and the call as a transport failure.
-        check(any("auth" in str(x).lower() for x in errors + [e]),
-              "wrong password: %s (errors %s), want an authentication error" % (e, errors[:3]))
+        # librdkafka reports the failed authentication or handshake through error_cb and the call
+        # as a transport failure.
+        check(any(want in str(x).lower() for x in errors + [e]),
+              "refused client: %s (errors %s), want an %s error" % (e, errors[:3], want))
         return
-    raise Check("a wrong password was accepted")
+    raise Check("a wrong password was accepted" if mech else "a client that does not trust the CA got metadata")
 
 
 SCENARIOS = {
     "metadata": metadata, "topic_admin": topic_admin, "produce_consume": produce_consume,
     "consume_timestamp": consume_timestamp, "idempotent": idempotent, "consumer_group": consumer_group,
     "transactions": transactions, "admin": admin_scenario,
-    "sasl_plain": lambda: sasl("PLAIN"), "sasl_scram": lambda: sasl("SCRAM-SHA-256"),
+    "sasl_plain": lambda: secure("sasl_plain"), "sasl_scram": lambda: secure("sasl_scram"),
+    "ssl": lambda: secure("ssl"), "sasl_ssl": lambda: secure("sasl_ssl"),
 }
 
 

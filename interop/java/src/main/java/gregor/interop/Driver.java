@@ -42,6 +42,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class Driver {
     static final String BOOTSTRAP = env("INTEROP_BOOTSTRAP", "127.0.0.1:28092");
     static final String SASL_BOOTSTRAP = env("INTEROP_SASL_BOOTSTRAP", BOOTSTRAP);
+    static final String SSL_BOOTSTRAP = env("INTEROP_SSL_BOOTSTRAP", "");
+    static final String SASL_SSL_BOOTSTRAP = env("INTEROP_SASL_SSL_BOOTSTRAP", "");
+    static final String CA_FILE = env("INTEROP_CA_FILE", "");
     static final String PREFIX = env("INTEROP_PREFIX", "it-java");
     static final String USER = env("INTEROP_SASL_USER", "interop");
     static final String PASS = env("INTEROP_SASL_PASSWORD", "interop-secret");
@@ -114,8 +117,10 @@ public final class Driver {
             case "consumer_group": Groups.run(); break;
             case "transactions": transactions(); break;
             case "admin": admin(); break;
-            case "sasl_plain": sasl("PLAIN"); break;
-            case "sasl_scram": sasl("SCRAM-SHA-256"); break;
+            case "sasl_plain": secure(sc, "sasl"); break;
+            case "sasl_scram": secure(sc, "sasl"); break;
+            case "ssl": secure(sc, "ssl"); break;
+            case "sasl_ssl": secure(sc, "sasl_ssl"); break;
             default: throw new Skip("java driver has no scenario " + sc);
         }
     }
@@ -416,33 +421,58 @@ public final class Driver {
         }
     }
 
-    static Properties saslProps(String mech, String pass) {
-        String module = mech.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
-                : "org.apache.kafka.common.security.scram.ScramLoginModule";
-        return props("bootstrap.servers", SASL_BOOTSTRAP, "security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", mech,
-                "sasl.jaas.config", module + " required username=\"" + USER + "\" password=\"" + pass + "\";");
+    /** The listener, protocol and mechanism (null for none) of each security scenario. */
+    static Properties secureProps(String sc, String pass, String ca) {
+        String bootstrap, protocol, mech;
+        switch (sc) {
+            case "sasl_plain": bootstrap = SASL_BOOTSTRAP; protocol = "SASL_PLAINTEXT"; mech = "PLAIN"; break;
+            case "sasl_scram": bootstrap = SASL_BOOTSTRAP; protocol = "SASL_PLAINTEXT"; mech = "SCRAM-SHA-256"; break;
+            case "ssl": bootstrap = SSL_BOOTSTRAP; protocol = "SSL"; mech = null; break;
+            default: bootstrap = SASL_SSL_BOOTSTRAP; protocol = "SASL_SSL"; mech = "SCRAM-SHA-512"; break;
+        }
+        check(!bootstrap.isEmpty(), "no bootstrap for %s given", sc);
+        Properties p = props("bootstrap.servers", bootstrap, "security.protocol", protocol);
+        if (mech != null) {
+            String module = mech.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                    : "org.apache.kafka.common.security.scram.ScramLoginModule";
+            p.put("sasl.mechanism", mech);
+            p.put("sasl.jaas.config", module + " required username=\"" + USER + "\" password=\"" + pass + "\";");
+        }
+        if (protocol.endsWith("SSL")) {
+            p.put("ssl.truststore.type", "PEM");
+            p.put("ssl.truststore.location", ca);
+        }
+        return p;
     }
 
-    static void sasl(String mech) throws Exception {
-        String topic = PREFIX + (mech.equals("PLAIN") ? "-sasl-plain" : "-sasl-scram");
-        Properties sp = saslProps(mech, PASS);
+    /**
+     * One record through the scenario's listener, then a client that must be refused: a wrong
+     * password, or (ssl) one that trusts only a CA that signed nothing of the broker's.
+     */
+    static void secure(String sc, String value) throws Exception {
+        String topic = PREFIX + "-" + sc.replace('_', '-');
+        Properties sp = secureProps(sc, PASS, CA_FILE);
         try (Admin a = admin(sp)) {
             create(a, topic, 1, null);
         }
         try (KafkaProducer<byte[], byte[]> p = producer(sp)) {
-            p.send(new ProducerRecord<>(topic, b("sasl"))).get(left(), TimeUnit.MILLISECONDS);
+            p.send(new ProducerRecord<>(topic, b(value))).get(left(), TimeUnit.MILLISECONDS);
         }
         List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 1, sp);
-        check("sasl".equals(s(got.get(0).value())), "read %s back", s(got.get(0).value()));
-        Properties bad = saslProps(mech, "wrong-" + PASS);
+        check(value.equals(s(got.get(0).value())), "read %s back", s(got.get(0).value()));
+        boolean tlsOnly = sc.equals("ssl");
+        Properties bad = tlsOnly
+                ? secureProps(sc, PASS, new java.io.File(new java.io.File(CA_FILE).getParentFile(), "other-ca.pem").getPath())
+                : secureProps(sc, "wrong-" + PASS, CA_FILE);
         bad.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 15000);
         bad.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
         try (Admin a = admin(bad)) {
             a.describeCluster().clusterId().get(20, TimeUnit.SECONDS);
-            throw new Check("a wrong password was accepted");
+            throw new Check(tlsOnly ? "a client that does not trust the CA got the cluster id" : "a wrong password was accepted");
         } catch (java.util.concurrent.ExecutionException e) {
-            check(e.getCause() instanceof org.apache.kafka.common.errors.SaslAuthenticationException,
-                    "wrong password: %s, want SaslAuthenticationException", e.getCause());
+            Class<?> want = tlsOnly ? org.apache.kafka.common.errors.SslAuthenticationException.class
+                    : org.apache.kafka.common.errors.SaslAuthenticationException.class;
+            check(want.isInstance(e.getCause()), "refused client: %s, want %s", e.getCause(), want.getSimpleName());
         }
     }
 
