@@ -36,31 +36,7 @@ func TestTxnProduceNotInTransaction(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
-			fc := kmsg.NewPtrFindCoordinatorRequest()
-			fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{tc.id}
-			for i := 0; ; i++ { // the first asks create __transaction_state
-				r := e.request(nil, fc).(*kmsg.FindCoordinatorResponse)
-				if len(r.Coordinators) == 1 && r.Coordinators[0].ErrorCode == 0 {
-					break
-				}
-				if i == 50 {
-					t.Fatalf("FindCoordinator: %+v", r.Coordinators)
-				}
-			}
-			ip := kmsg.NewPtrInitProducerIDRequest()
-			ip.TransactionalID, ip.TransactionTimeoutMillis = &tc.id, 60000
-			var pid int64
-			var epoch int16
-			for i := 0; ; i++ {
-				r := e.request(nil, ip).(*kmsg.InitProducerIDResponse)
-				if r.ErrorCode == 0 {
-					pid, epoch = r.ProducerID, r.ProducerEpoch
-					break
-				}
-				if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || i == 200 {
-					t.Fatalf("InitProducerId: %v", kerr.ErrorForCode(r.ErrorCode))
-				}
-			}
+			pid, epoch := initTxnID(t, e, tc.id)
 			if tc.produce < 0 {
 				req := kmsg.NewPtrAddPartitionsToTxnRequest()
 				tr := kmsg.NewAddPartitionsToTxnRequestTransaction()

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"regexp"
 	"sort"
 )
 
@@ -56,6 +57,8 @@ type ListFilter struct {
 	ProducerIDs []int64
 	// MinDurationMs keeps transactions open at least that long; -1 keeps all.
 	MinDurationMs int64
+	// IDPattern keeps the transactional ids it matches; nil keeps all.
+	IDPattern *regexp.Regexp
 }
 
 // List returns the transactional ids of every loaded partition that match
@@ -83,6 +86,9 @@ func (c *Coordinator) List(f ListFilter) (out []Description, loading int) {
 }
 
 func matches(f ListFilter, m *txnMeta, nowMs int64) bool {
+	if f.IDPattern != nil && !f.IDPattern.MatchString(m.id) {
+		return false
+	}
 	if len(f.States) > 0 {
 		ok := false
 		for _, st := range f.States {
