@@ -18,7 +18,14 @@ stored as Kafka-format segmented logs and replicated with Kafka's ISR model.
 "gregor serve" runs a broker. The other commands are a small Kafka client for
 day-to-day work: managing topics and writing or reading records from a shell.
 They find the cluster through --bootstrap (default: $GREGOR_BOOTSTRAP, or
-127.0.0.1:9092 when it is unset).`
+127.0.0.1:9092 when it is unset).
+
+Listing and describe commands print a table, or JSON or YAML with --output.
+"gregor completion SHELL" prints a completion script (bash, zsh, fish,
+powershell); topic and group names complete from the cluster.
+
+Exit codes: 0 success, 1 an error (the broker refused, a topic is missing,
+the cluster is unreachable, ...), 2 a usage error in the command line itself.`
 
 const rootExample = `  # Run a single-node broker with ./broker.toml
   gregor serve
@@ -54,6 +61,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newPluginCmd())
 	root.AddCommand(newMirrorCmd())
+	root.AddCommand(newClusterCmd())
 	return root
 }
 

@@ -53,7 +53,9 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 		}
 	}
 
-	for _, id := range sortedBrokerIDs(im) {
+	// Only live brokers are listed, as Kafka does: a fenced one is not
+	// serving.
+	for _, id := range im.LiveBrokerIDs() {
 		br := im.Brokers[id]
 		host, port, ok := endpoint(br, r)
 		if !ok {
@@ -120,6 +122,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 }
 
 func (b *Broker) metadataTopic(r *protocol.Request, t *controller.Topic, includeOps bool) kmsg.MetadataResponseTopic {
+	im := b.Controller.Image()
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -135,6 +138,11 @@ func (b *Broker) metadataTopic(r *protocol.Request, t *controller.Topic, include
 		mp.Replicas = append([]int32{}, p.Replicas...)
 		mp.ISR = append([]int32{}, p.ISR...)
 		mp.OfflineReplicas = []int32{}
+		for _, id := range p.Replicas {
+			if b, ok := im.Brokers[id]; !ok || b.Fenced {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, id)
+			}
+		}
 		if p.Leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
@@ -147,15 +155,6 @@ func (b *Broker) metadataTopic(r *protocol.Request, t *controller.Topic, include
 // no authorizer is configured: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE,
 // DESCRIBE_CONFIGS, ALTER_CONFIGS.
 const topicAllOps = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
-
-func sortedBrokerIDs(im *controller.Image) []int32 {
-	ids := make([]int32, 0, len(im.Brokers))
-	for id := range im.Brokers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
 
 // autoCreate creates topics with the broker defaults, as a Metadata request
 // does when auto-creation is on. A topic created concurrently is fine.

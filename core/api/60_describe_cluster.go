@@ -41,11 +41,12 @@ func (b *Broker) handleDescribeCluster(r *protocol.Request) protocol.Reply {
 	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]
 		host, port, ok := endpoint(br, r)
-		if !ok {
+		// Fenced brokers are listed only when asked for (v2+, KIP-1073).
+		if !ok || br.Fenced && !(r.Version >= 2 && req.IncludeFencedBrokers) {
 			continue
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port = br.NodeID, host, port
+		rb.NodeID, rb.Host, rb.Port, rb.IsFenced = br.NodeID, host, port, br.Fenced
 		if br.Rack != "" {
 			rb.Rack = strPtr(br.Rack)
 		}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -71,6 +70,9 @@ type Server struct {
 	meta    metaProperties
 	kafkaLn net.Listener
 	httpLn  net.Listener
+	// ctrlLn is listeners.controller in a multi-node cluster (nil
+	// otherwise); the controller owns it once opened.
+	ctrlLn  net.Listener
 	serving atomic.Bool
 	opts    Options
 	sec     security
@@ -93,7 +95,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data_dir: %w", err)
 	}
-	meta, err := loadOrFormat(cfg.DataDir, cfg.NodeID, cfg.ClusterID)
+	meta, err := loadOrFormat(cfg.DataDir, cfg.NodeID, clusterIDFor(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +115,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 			s.closeExtra()
 			return nil, fmt.Errorf("server: listeners.http: %w", err)
 		}
+	}
+	if err := s.bindController(); err != nil {
+		s.closeListeners()
+		return nil, err
 	}
 	if err := s.decodeMirrors(); err != nil {
 		s.closeListeners()
@@ -165,14 +171,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	ctrl, err := controller.Open(controller.Config{
-		NodeID:    s.cfg.NodeID,
-		Dir:       filepath.Join(s.cfg.DataDir, MetadataDirName),
-		ClusterID: s.meta.ClusterID,
-		Broker:    s.cfg,
-		Logger:    s.logger.With("component", "controller"),
-		Now:       s.now,
-	})
+	ctrl, err := controller.Open(s.controllerConfig())
 	if err != nil {
 		return err
 	}
@@ -181,28 +180,23 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = ctrl.WaitLeader(waitCtx)
-	cancel()
+	if !s.cfg.MultiNode() {
+		waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = ctrl.WaitLeader(waitCtx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while starting
+			}
+			return fmt.Errorf("server: metadata quorum: %w", err)
+		}
+	}
+	session, err := s.startBroker(ctx, ctrl)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
-		return fmt.Errorf("server: metadata quorum: %w", err)
-	}
-	host, port, err := s.advertised()
-	if err != nil {
 		return err
-	}
-	endpoints, err := s.endpoints()
-	if err != nil {
-		return err
-	}
-	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = ctrl.RegisterBroker(regCtx, controller.Broker{NodeID: s.cfg.NodeID, Host: host, Port: port, Epoch: start.UnixMilli(), Endpoints: endpoints})
-	cancel()
-	if err != nil {
-		return fmt.Errorf("server: register broker: %w", err)
 	}
 
 	done := make(chan struct{})
@@ -260,13 +254,24 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 
 	var g run.Group
-	// The context actor: cancellation stops the group.
+	// The context actor: cancellation stops the group, after a controlled
+	// shutdown has moved this broker's leaderships away.
 	{
 		gctx, gcancel := context.WithCancel(ctx)
 		g.Add(func() error {
 			<-gctx.Done()
+			if ctx.Err() != nil {
+				s.controlledShutdown(session)
+			}
 			return nil
 		}, func(error) { gcancel() })
+	}
+	// Heartbeats to the active controller.
+	{
+		hctx, hcancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			return session.Run(hctx)
+		}, func(error) { hcancel() })
 	}
 	// The Kafka listeners; the first to stop ends the broker's long polls.
 	{
@@ -409,6 +414,9 @@ func (s *Server) health() error {
 
 func (s *Server) closeListeners() {
 	s.kafkaLn.Close()
+	if s.ctrlLn != nil {
+		s.ctrlLn.Close()
+	}
 	s.closeExtra()
 	if s.httpLn != nil {
 		s.httpLn.Close()
