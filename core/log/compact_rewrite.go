@@ -189,7 +189,7 @@ var errUnchanged = errors.New("log: compact: segment unchanged")
 
 // removeCleaned deletes the ".cleaned" files of base.
 func (l *Log) removeCleaned(base int64) {
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := os.Remove(l.cleanedPath(base, suffix, cleanedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.logger.Warn("log: cannot remove compaction leftover", "error", err.Error())
 		}
@@ -220,6 +220,10 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 	if !valid {
 		return ErrCleanAborted
 	}
+	aborted, err := l.mergeTxnIndexes(g, base)
+	if err != nil {
+		return err
+	}
 	// The compacted segment becomes the replacement of record: from here a
 	// crash completes the swap when the log is opened again.
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
@@ -239,9 +243,6 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 	first := g[0].s
 	l.forgetUnflushed(first)
 	_ = first.close()
-	if err := os.Remove(first.path(txnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return l.fail(err)
-	}
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
 		if err := os.Rename(l.cleanedPath(base, suffix, swapSuffix), filepath.Join(l.dir, segmentName(base, suffix))); err != nil {
 			return l.fail(err)
@@ -255,8 +256,38 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 		return l.fail(err)
 	}
 	ns.next, ns.maxTS, ns.maxTSOffset, ns.firstTS = sc.next, sc.maxTS, sc.maxTSOffset, sc.firstTS
+	ns.aborted = aborted
 	segs := append([]*segment(nil), l.segs[:j]...)
 	segs = append(segs, ns)
 	l.segs = append(segs, l.segs[j+len(g):]...)
 	return nil
+}
+
+// mergeTxnIndexes gives the first segment of g the .txnindex entries of
+// every segment of g, which the compacted segment at base replaces: the
+// transactional batches and abort markers are kept whole, so read_committed
+// fetches must still be told which of them were aborted. It is written
+// before the swap's commit point, atomically: until then the first segment
+// loads only the entries that lie in it (the others stay in their own
+// segments' files), and from then the compacted segment loads them all.
+// The caller holds mu.
+func (l *Log) mergeTxnIndexes(g []segRef, base int64) ([]AbortedTxn, error) {
+	var merged []AbortedTxn
+	for _, r := range g {
+		merged = append(merged, r.s.aborted...)
+	}
+	if len(merged) == len(g[0].s.aborted) {
+		return merged, nil
+	}
+	tmp := l.cleanedPath(base, txnIndexSuffix, cleanedSuffix)
+	if err := writeFileSync(tmp, EncodeAbortedTxns(merged)); err != nil {
+		return nil, fmt.Errorf("log: %s: compact: %w", l, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(l.dir, segmentName(base, txnIndexSuffix))); err != nil {
+		return nil, fmt.Errorf("log: %s: compact: %w", l, err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		return nil, err
+	}
+	return merged, nil
 }

@@ -65,6 +65,9 @@ func (l *Log) recoverSwaps() error {
 				continue
 			}
 			for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
+				if old == base && suffix == txnIndexSuffix {
+					continue // already holds the entries of every replaced segment (mergeTxnIndexes)
+				}
 				if err := l.removeFile(segmentName(old, suffix)); err != nil {
 					return err
 				}
