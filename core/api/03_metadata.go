@@ -71,7 +71,7 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 	}
 	cid := im.ClusterID
 	resp.ClusterID = &cid
-	resp.ControllerID = im.ControllerID
+	resp.ControllerID = im.LiveControllerID(b.Config.NodeID)
 	resp.AuthorizedOperations = authorizedOpsOmitted
 
 	if all {

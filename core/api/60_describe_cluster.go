@@ -37,7 +37,7 @@ func (b *Broker) handleDescribeCluster(r *protocol.Request) protocol.Reply {
 	}
 	im := b.Controller.Image()
 	resp.ClusterID = im.ClusterID
-	resp.ControllerID = im.ControllerID
+	resp.ControllerID = im.LiveControllerID(b.Config.NodeID)
 	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]
 		host, port, ok := endpoint(br, r)

@@ -152,13 +152,16 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		if leads := c.Image().leaderships(br.NodeID); leads > 0 {
 			return reply, nil
 		}
-		// Nothing is led here any more: the broker may stop, fenced.
-		fence := &brokerStateRecord{NodeID: br.NodeID, Epoch: br.Epoch, Fenced: true}
+		// Nothing is led here any more: the broker may stop, fenced. It
+		// stays fenced until it registers again.
+		fence := &brokerStateRecord{NodeID: br.NodeID, Epoch: br.Epoch, Fenced: true, ControlledShutdown: true}
 		if err := c.propose(ctx, fence); err != nil {
 			return reply, err
 		}
 		c.log.Info("controlled shutdown complete", "node", br.NodeID)
 		reply.Fenced, reply.ShouldShutdown = true, true
+	case br.Fenced && br.InControlledShutdown:
+		// Shut down: a late ordinary heartbeat must not bring it back.
 	case br.Fenced && reply.CaughtUp:
 		unfence := &brokerStateRecord{NodeID: br.NodeID, Epoch: br.Epoch}
 		if err := c.propose(ctx, unfence); err != nil {

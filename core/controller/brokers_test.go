@@ -188,9 +188,13 @@ func TestControlledShutdownMovesLeadership(t *testing.T) {
 			t.Errorf("partition %d: leader %d ISR %v", p.Index, p.Leader, p.ISR)
 		}
 	}
-	// A shut-down broker is fenced; a second request is answered at once.
+	// A shut-down broker is fenced; a second request is answered at once,
+	// and a late ordinary heartbeat does not unfence it.
 	if r := sc.heartbeat(2, true); !r.ShouldShutdown {
 		t.Fatalf("repeated shutdown heartbeat: %+v", r)
+	}
+	if r := sc.heartbeat(2, false); !r.Fenced || !sc.c.Image().Brokers[2].Fenced {
+		t.Fatalf("a late heartbeat after the shutdown: %+v", r)
 	}
 }
 

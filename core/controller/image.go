@@ -219,6 +219,16 @@ func (im *Image) inShutdown(id int32) bool {
 	return ok && !b.Fenced && b.InControlledShutdown
 }
 
+// LiveControllerID is the active controller's id if that node is a live
+// broker, otherwise fallback. Kafka's brokers name a live broker as the
+// controller in Metadata so that admin clients reach one that forwards.
+func (im *Image) LiveControllerID(fallback int32) int32 {
+	if b, ok := im.Brokers[im.ControllerID]; ok && !b.Fenced {
+		return im.ControllerID
+	}
+	return fallback
+}
+
 // BrokerIDs lists the registered brokers' ids in ascending order.
 func (im *Image) BrokerIDs() []int32 {
 	ids := make([]int32, 0, len(im.Brokers))

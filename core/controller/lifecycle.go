@@ -17,8 +17,9 @@ type BrokerSession struct {
 	broker   Broker
 	interval time.Duration
 
-	mu    sync.Mutex // guards epoch
-	epoch int64
+	mu       sync.Mutex // guards epoch, stopping
+	epoch    int64
+	stopping bool // a controlled shutdown began: every heartbeat asks for it
 }
 
 // StartBroker registers b (its NodeID must be this node's) and returns once
@@ -89,6 +90,12 @@ func (s *BrokerSession) Epoch() int64 {
 func (s *BrokerSession) heartbeat(ctx context.Context, shutdown bool) (HeartbeatReply, error) {
 	hctx, cancel := context.WithTimeout(ctx, max(2*s.interval, time.Second))
 	defer cancel()
+	s.mu.Lock()
+	if shutdown {
+		s.stopping = true
+	}
+	shutdown = s.stopping
+	s.mu.Unlock()
 	reply, err := s.c.BrokerHeartbeat(hctx, Heartbeat{
 		NodeID: s.broker.NodeID, Epoch: s.Epoch(), MetadataOffset: int64(s.c.Image().Offset), WantShutdown: shutdown,
 	})
