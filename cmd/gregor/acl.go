@@ -267,11 +267,15 @@ func newACLAddCmd(cf *clusterFlags) *cobra.Command {
 
 func newACLListCmd(cf *clusterFlags) *cobra.Command {
 	f := &aclFlags{}
+	var output *outputFlag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List ACLs, all or those matching the filters",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			filters, err := f.filters()
 			if err != nil {
 				return err
@@ -310,11 +314,11 @@ func newACLListCmd(cf *clusterFlags) *cobra.Command {
 					}
 				}
 			}
-			printACLs(cmd, found)
-			return nil
+			return printACLs(cmd, output, found)
 		},
 	}
 	f.register(cmd.Flags(), false)
+	output = addOutputFlag(cmd)
 	return cmd
 }
 
@@ -387,8 +391,8 @@ takes --all.`,
 	return cmd
 }
 
-// printACLs prints ACLs as a table, sorted by resource then principal.
-func printACLs(cmd *cobra.Command, acls []auth.ACL) {
+// printACLs prints ACLs sorted by resource then principal.
+func printACLs(cmd *cobra.Command, output *outputFlag, acls []auth.ACL) error {
 	sort.Slice(acls, func(i, j int) bool {
 		a, b := acls[i], acls[j]
 		if a.Resource != b.Resource {
@@ -402,13 +406,22 @@ func printACLs(cmd *cobra.Command, acls []auth.ACL) {
 		}
 		return a.String() < b.String()
 	})
+	if output.structured() {
+		views := make([]aclView, 0, len(acls))
+		for _, a := range acls {
+			views = append(views, aclView{ResourceType: fmt.Sprint(a.Resource.Type), Name: a.Resource.Name,
+				Pattern: fmt.Sprint(a.Resource.Pattern), Principal: a.Principal, Host: a.Host,
+				Operation: fmt.Sprint(a.Operation), Permission: fmt.Sprint(a.Permission)})
+		}
+		return output.write(cmd.OutOrStdout(), views)
+	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE-TYPE\tNAME\tPATTERN\tPRINCIPAL\tHOST\tOPERATION\tPERMISSION")
 	for _, a := range acls {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Resource.Type, a.Resource.Name, a.Resource.Pattern,
 			a.Principal, a.Host, a.Operation, a.Permission)
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
 // aclError explains a failed ACL request.

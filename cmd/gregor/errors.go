@@ -38,7 +38,7 @@ func topicError(topic string, err error, msg string) error {
 	}
 	switch {
 	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID):
-		return explain(err, "topic %q does not exist", topic)
+		return explain(err, "topic %q does not exist; create it with `gregor topic create %s`", topic, topic)
 	case errors.Is(err, kerr.TopicAlreadyExists):
 		return explain(err, "topic %q already exists", topic)
 	case errors.Is(err, kerr.InvalidTopicException):

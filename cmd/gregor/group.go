@@ -3,14 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"sort"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -45,6 +40,7 @@ have no members.`,
 
 func newGroupListCmd(cf *clusterFlags) *cobra.Command {
 	var states []string
+	var output *outputFlag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List groups with their type, state and protocol type",
@@ -52,6 +48,9 @@ func newGroupListCmd(cf *clusterFlags) *cobra.Command {
   gregor group list --state Stable --state Empty`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -62,6 +61,9 @@ func newGroupListCmd(cf *clusterFlags) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list groups: %w", err)
 			}
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), groupListView(listed))
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "GROUP\tTYPE\tSTATE\tPROTOCOL-TYPE")
 			for _, g := range listed.Sorted() {
@@ -71,6 +73,7 @@ func newGroupListCmd(cf *clusterFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&states, "state", nil, "only groups in this state (Empty, Stable, PreparingRebalance, ...); repeatable")
+	output = addOutputFlag(cmd)
 	return cmd
 }
 
@@ -126,15 +129,20 @@ func groupError(group string, err error) error {
 }
 
 func newGroupDescribeCmd(cf *clusterFlags) *cobra.Command {
-	return &cobra.Command{
+	var output *outputFlag
+	cmd := &cobra.Command{
 		Use:   "describe GROUP [GROUP...]",
 		Short: "Show a group's members and its committed offsets, log end offsets and lag",
 		Long: `Describe groups: state, protocol and members, then one line per partition the
 group consumes or has committed: the committed offset (CURRENT-OFFSET), the log
 end offset (the high watermark), the lag between them, and the member that
 consumes the partition. Without a commit the lag counts from the log start.`,
-		Args: argsAtLeastOne("GROUP"),
+		Args:              argsAtLeastOne("GROUP"),
+		ValidArgsFunction: completeGroups(cf),
 		RunE: func(cmd *cobra.Command, groups []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -146,26 +154,20 @@ consumes the partition. Without a commit the lag counts from the log start.`,
 				return fmt.Errorf("describe groups: %w", err)
 			}
 			var errs []error
-			out := cmd.OutOrStdout()
-			first := true
+			var views []groupView
 			for _, g := range groups {
 				l, ok := lags[g]
 				notClassic := ok && (errors.Is(l.DescribeErr, kerr.GroupIDNotFound) || (l.Error() == nil && l.State == "Dead"))
 				if notClassic {
 					// Perhaps a consumer group of the KIP-848 protocol.
-					var buf strings.Builder
-					found, err := describeConsumerProtocolGroup(ctx, adm, &buf, g)
+					v, found, err := describeConsumerProtocolGroup(ctx, adm, g)
 					switch {
 					case err != nil:
 						errs = append(errs, err)
 					case !found:
 						errs = append(errs, groupError(g, kerr.GroupIDNotFound))
 					default:
-						if !first {
-							fmt.Fprintln(out)
-						}
-						first = false
-						io.WriteString(out, buf.String())
+						views = append(views, v)
 					}
 					continue
 				}
@@ -177,55 +179,31 @@ consumes the partition. Without a commit the lag counts from the log start.`,
 					errs = append(errs, groupError(g, l.Error()))
 					continue
 				}
-				if !first {
+				views = append(views, groupLagView(l))
+			}
+			out := cmd.OutOrStdout()
+			if output.structured() {
+				if views == nil {
+					views = []groupView{}
+				}
+				if err := output.write(out, views); err != nil {
+					return err
+				}
+				return multiError(cmd.ErrOrStderr(), "group descriptions", len(groups), errs)
+			}
+			for i, v := range views {
+				if i > 0 {
 					fmt.Fprintln(out)
 				}
-				first = false
-				if err := writeGroupLag(out, l); err != nil {
+				if err := writeGroupView(out, v); err != nil {
 					return err
 				}
 			}
 			return multiError(cmd.ErrOrStderr(), "group descriptions", len(groups), errs)
 		},
 	}
-}
-
-// writeGroupLag prints one described group with its lag table.
-func writeGroupLag(w io.Writer, l kadm.DescribedGroupLag) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	protocol := l.ProtocolType
-	if l.Protocol != "" {
-		protocol += "/" + l.Protocol
-	}
-	fmt.Fprintf(tw, "GROUP\t%s\nSTATE\t%s\nPROTOCOL\t%s\nMEMBERS\t%d\n\n", l.Group, l.State, dash(protocol), len(l.Members))
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tMEMBER-ID\tCLIENT-ID\tHOST")
-	consuming := map[string]bool{}
-	for _, ml := range l.Lag.Sorted() {
-		member, client, host := "-", "-", "-"
-		if ml.Member != nil {
-			member, client, host = ml.Member.MemberID, ml.Member.ClientID, ml.Member.ClientHost
-			consuming[member] = true
-		}
-		current, end, lag := "-", "-", "-"
-		if ml.Commit.At >= 0 {
-			current = strconv.FormatInt(ml.Commit.At, 10)
-		}
-		if ml.End.Err == nil {
-			end = strconv.FormatInt(ml.End.Offset, 10)
-		}
-		if ml.Err == nil && ml.Lag >= 0 {
-			lag = strconv.FormatInt(ml.Lag, 10)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ml.Topic, ml.Partition, current, end, lag, member, client, host)
-	}
-	members := append([]kadm.DescribedGroupMember(nil), l.Members...)
-	sort.Slice(members, func(i, j int) bool { return members[i].MemberID < members[j].MemberID })
-	for _, m := range members {
-		if !consuming[m.MemberID] {
-			fmt.Fprintf(tw, "-\t-\t-\t-\t-\t%s\t%s\t%s\n", m.MemberID, m.ClientID, m.ClientHost)
-		}
-	}
-	return tw.Flush()
+	output = addOutputFlag(cmd)
+	return cmd
 }
 
 func dash(s string) string {

@@ -115,6 +115,7 @@ apply (topics.default_partitions and topics.default_replication_factor).`,
 
 func newTopicListCmd(cf *clusterFlags) *cobra.Command {
 	var internal bool
+	var out *outputFlag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List topics",
@@ -123,6 +124,9 @@ func newTopicListCmd(cf *clusterFlags) *cobra.Command {
   gregor topic list --internal    # include __consumer_offsets and friends`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -138,6 +142,9 @@ func newTopicListCmd(cf *clusterFlags) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list topics: %w", err)
 			}
+			if out.structured() {
+				return out.write(cmd.OutOrStdout(), topicListView(tds))
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tREPLICATION-FACTOR")
 			for _, td := range tds.Sorted() {
@@ -151,6 +158,7 @@ func newTopicListCmd(cf *clusterFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&internal, "internal", false, "include internal topics")
+	out = addOutputFlag(cmd)
 	return cmd
 }
 

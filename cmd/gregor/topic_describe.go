@@ -16,6 +16,7 @@ import (
 
 func newTopicDescribeCmd(cf *clusterFlags) *cobra.Command {
 	var internal bool
+	var output *outputFlag
 	cmd := &cobra.Command{
 		Use:   "describe [TOPIC...]",
 		Short: "Show partitions, leaders, replicas, offsets and configs of topics",
@@ -25,7 +26,11 @@ topic's configs that differ from the broker defaults. Without TOPIC arguments,
 every topic is described.`,
 		Example: `  gregor topic describe orders
   gregor topic describe            # all topics`,
+		ValidArgsFunction: completeTopics(cf),
 		RunE: func(cmd *cobra.Command, topics []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -69,6 +74,16 @@ every topic is described.`,
 				info = fetchDescribeInfo(cmd, adm, ok)
 			}
 			out := cmd.OutOrStdout()
+			if output.structured() {
+				views := make([]topicView, 0, len(ok))
+				for _, t := range ok {
+					views = append(views, topicDescribeView(tds[t], info))
+				}
+				if err := output.write(out, views); err != nil {
+					return err
+				}
+				return multiError(stderr, "topic descriptions", len(topics), errs)
+			}
 			for i, t := range ok {
 				if i > 0 {
 					fmt.Fprintln(out)
@@ -81,6 +96,7 @@ every topic is described.`,
 		},
 	}
 	cmd.Flags().BoolVar(&internal, "internal", false, "with no TOPIC, include internal topics")
+	output = addOutputFlag(cmd)
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,11 +40,15 @@ func newTxnListCmd(cf *clusterFlags) *cobra.Command {
 	var states []string
 	var pids []int64
 	var minDuration time.Duration
+	var output *outputFlag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List transactional ids with their producer id and state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -62,7 +67,12 @@ func newTxnListCmd(cf *clusterFlags) *cobra.Command {
 				}
 			}
 			now := time.Now().UnixMilli()
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			views := []txnSummary{}
+			dst := cmd.OutOrStdout()
+			if output.structured() {
+				dst = io.Discard
+			}
+			tw := tabwriter.NewWriter(dst, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TRANSACTIONAL-ID\tPRODUCER-ID\tEPOCH\tSTATE\tOPEN-FOR")
 			for _, l := range listed.Sorted() {
 				d := described[l.TxnID]
@@ -74,6 +84,11 @@ func newTxnListCmd(cf *clusterFlags) *cobra.Command {
 					continue
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", l.TxnID, l.ProducerID, d.ProducerEpoch, l.State, openFor(open))
+				views = append(views, txnSummary{TransactionalID: l.TxnID, ProducerID: l.ProducerID,
+					ProducerEpoch: d.ProducerEpoch, State: l.State, OpenForMs: durationMs(open)})
+			}
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), views)
 			}
 			return tw.Flush()
 		},
@@ -81,6 +96,7 @@ func newTxnListCmd(cf *clusterFlags) *cobra.Command {
 	cmd.Flags().StringArrayVar(&states, "state", nil, "only transactions in this state (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort); repeatable")
 	cmd.Flags().Int64SliceVar(&pids, "producer-id", nil, "only these producer ids")
 	cmd.Flags().DurationVar(&minDuration, "min-duration", 0, "only transactions open at least this long")
+	output = addOutputFlag(cmd)
 	return cmd
 }
 

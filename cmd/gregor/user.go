@@ -148,10 +148,14 @@ func newUserCreateCmd(cf *clusterFlags) *cobra.Command {
 }
 
 func newUserListCmd(cf *clusterFlags) *cobra.Command {
-	return &cobra.Command{
+	var output *outputFlag
+	cmd := &cobra.Command{
 		Use:   "list [USER...]",
 		Short: "List SCRAM users with their mechanisms and iterations",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -161,6 +165,18 @@ func newUserListCmd(cf *clusterFlags) *cobra.Command {
 			described, err := adm.DescribeUserSCRAMs(ctx, args...)
 			if err != nil {
 				return fmt.Errorf("list users: %w", err)
+			}
+			if output.structured() {
+				var failed []error
+				for _, d := range described.Sorted() {
+					if d.Err != nil {
+						failed = append(failed, scramError(d.User, d.Err))
+					}
+				}
+				if err := output.write(cmd.OutOrStdout(), userListView(described)); err != nil {
+					return err
+				}
+				return multiError(cmd.ErrOrStderr(), "users", len(args), failed)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "USER\tMECHANISM\tITERATIONS")
@@ -182,6 +198,8 @@ func newUserListCmd(cf *clusterFlags) *cobra.Command {
 			return multiError(cmd.ErrOrStderr(), "users", len(args), failed)
 		},
 	}
+	output = addOutputFlag(cmd)
+	return cmd
 }
 
 func newUserDeleteCmd(cf *clusterFlags) *cobra.Command {
