@@ -269,10 +269,18 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 		retried := req.ProducerID == m.producerID && req.ProducerEpoch == m.lastEpoch ||
 			req.ProducerID == m.prevProducerID && m.lastEpoch < 0
 		if retried {
-			if m.state != want {
-				return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction already ended as %s", ErrInvalidTxnState, m.state)
+			switch {
+			case m.state == want:
+				return current, nil
+			case req.Commit && m.state == StateCompleteAbort:
+				// Not a retry: the coordinator aborted the transaction on
+				// its own (its timeout) and bumped the epoch meanwhile. The
+				// producer is fenced, which clients recover from, rather
+				// than in a fatal invalid state (Kafka's KAFKA-20785).
+				return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction was aborted by the coordinator; the id is at epoch %d",
+					ErrProducerFenced, m.epoch)
 			}
-			return current, nil
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction already ended as %s", ErrInvalidTxnState, m.state)
 		}
 	}
 	if err := checkProducer(m, req.ProducerID, req.ProducerEpoch); err != nil {
