@@ -7,7 +7,10 @@
 // Two modes: "copy" re-produces records through an idempotent producer to
 // any Kafka cluster, recording offset syncs from which translation is exact;
 // "link" copies record batches byte for byte so that target offsets equal
-// source offsets and failover needs no translation.
+// source offsets and failover needs no translation; a Gregor target keeps
+// link topics read-only (the gregor.mirror.link topic config) and appends
+// the link's batches at their own offsets, gaps and transaction markers
+// included, until the topic is promoted.
 //
 // A mirror resumes from what the target holds: after a crash it pairs the
 // records written since its last offset sync with their source records, so

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,18 +20,35 @@ import (
 // matches its source: offsets would differ, so the partition stops.
 var ErrLinkDiverged = errors.New("link target diverged from source")
 
-// ErrLinkUnsupported is wrapped when the source holds something that an
-// ordinary produce cannot place at the same offset on the target (control
-// batches, offsets skipped by compaction, a log that starts above zero).
-// Such partitions stop until the target offers an offset-preserving append.
+// ErrLinkUnsupported is wrapped when a link partition cannot go on without
+// losing records: the source deleted offsets it had not copied and
+// on_source_gap is "stop".
 var ErrLinkUnsupported = errors.New("link cannot preserve offsets")
 
+// ErrLinkRefused is wrapped when the target refuses the link's appends:
+// the topic was promoted (its gregor.mirror.link config deleted) or belongs
+// to another link, or the link lacks ALTER on it.
+var ErrLinkRefused = errors.New("target refused the link")
+
+// LinkConfig is the target topic config naming the link that owns a mirror
+// topic; the target refuses ordinary produce to such a topic.
+const LinkConfig = "gregor.mirror.link"
+
+// linkTxnPrefix starts the transactional id of a link's produce requests,
+// which a Gregor target reads as "append at the batches' own offsets".
+const linkTxnPrefix = "__gregor_link:"
+
+// LinkName is the name under which a link-mode mirror owns its target
+// topics: the source cluster's name.
+func (c Config) LinkName() string { return c.Source.Name }
+
 // linker is link mode: one goroutine per partition fetches raw record batches
-// from the source leader and produces them unchanged to the target leader,
-// one batch per request, checking that the target assigns the batch the
-// source's base offset. CRCs cover everything but the base offset and leader
-// epoch, so the target holds the same batches (timestamps, producer ids and
-// sequences included) at the same offsets.
+// from the source leader and produces them unchanged to the target leader
+// under the link's transactional id, which makes a Gregor target append each
+// batch at its own base offset (gaps left by compaction or deletion kept,
+// transaction markers and producer state copied). CRCs cover everything but
+// the base offset and leader epoch, so the target holds the same batches
+// (timestamps, producer ids and sequences included) at the same offsets.
 type linker struct {
 	s      *session
 	ctx    context.Context
@@ -92,7 +111,7 @@ func (l *linker) work(ctx context.Context, st *partitionState) {
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, ErrLinkDiverged) || errors.Is(err, ErrLinkUnsupported) || errors.Is(err, record.ErrCorrupt) {
+		if errors.Is(err, ErrLinkDiverged) || errors.Is(err, ErrLinkUnsupported) || errors.Is(err, ErrLinkRefused) || errors.Is(err, record.ErrCorrupt) {
 			l.s.m.log.Error("link partition stopped", "topic", st.topic, "partition", st.partition, "err", err)
 			st.fail(err)
 			return
@@ -176,12 +195,13 @@ func fetchRaw(ctx context.Context, cl *kgo.Client, ep endpoint, topic string, p 
 	return kmsg.FetchResponseTopicPartition{}, fmt.Errorf("mirror: fetch %s[%d]: partition missing from the answer", topic, p)
 }
 
-// produceRaw writes record batches unchanged and returns the base offset the
-// target assigned.
-func produceRaw(ctx context.Context, cl *kgo.Client, ep endpoint, topic string, p int32, batches []byte) (int64, error) {
+// produceRaw writes record batches unchanged under the link's transactional
+// id and returns the base offset the target answered.
+func produceRaw(ctx context.Context, cl *kgo.Client, ep endpoint, link, topic string, p int32, batches []byte) (int64, error) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = -1
 	req.TimeoutMillis = 30000
+	req.TransactionID = kmsg.StringPtr(linkTxnPrefix + link)
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic, rt.TopicID = topic, ep.topicID
 	rp := kmsg.NewProduceRequestTopicPartition()
@@ -201,6 +221,9 @@ func produceRaw(ctx context.Context, cl *kgo.Client, ep endpoint, topic string, 
 				msg := ""
 				if rp.ErrorMessage != nil {
 					msg = ": " + *rp.ErrorMessage
+				}
+				if errors.Is(err, kerr.PolicyViolation) || errors.Is(err, kerr.TopicAuthorizationFailed) {
+					return 0, fmt.Errorf("mirror: produce to %s[%d]: %w: %w%s", topic, p, ErrLinkRefused, err, msg)
 				}
 				return 0, fmt.Errorf("mirror: produce to %s[%d]: %w%s", topic, p, err, msg)
 			}
@@ -240,7 +263,18 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher 
 	if err != nil {
 		return err
 	}
-	if pos > 0 {
+	starts, err := s.dstAdm.ListStartOffsets(ctx, st.target)
+	if err != nil {
+		return fmt.Errorf("mirror: start offset of %s: %w", st.target, err)
+	}
+	dstStart, err := lookupOffset(starts, st.target, st.partition)
+	if err != nil {
+		return err
+	}
+	// An empty target starts where the source's log starts: offsets the
+	// source deleted before the link began were never the link's to copy.
+	empty := dstStart == pos
+	if !empty {
 		if err := l.checkTail(ctx, st, fetcher, src, dst, pos); err != nil {
 			return err
 		}
@@ -251,99 +285,149 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher 
 	st.state, st.err = StateMirroring, nil
 	st.mu.Unlock()
 	maxBytes := s.cfg.Mirror.MaxFetchBytes
+	link := s.cfg.LinkName()
+	// copied is the target's end. pos, where the source is fetched, runs
+	// ahead of it after a source gap: a log start inside a batch still
+	// serves the whole batch, which the target then takes from its base.
+	copied := pos
+	// trimTo is the source's log start when an empty target began there:
+	// the target's log start is raised to it after the first append.
+	trimTo := int64(-1)
 	for ctx.Err() == nil {
 		fp, err := fetchRaw(ctx, fetcher, src, st.topic, st.partition, pos, maxBytes, 500*time.Millisecond)
 		if err != nil {
 			return err
 		}
 		if err := kerr.ErrorForCode(fp.ErrorCode); err != nil {
-			if errors.Is(err, kerr.OffsetOutOfRange) {
-				return l.gap(ctx, st, pos)
+			if !errors.Is(err, kerr.OffsetOutOfRange) {
+				return fmt.Errorf("mirror: fetch %s[%d] at %d: %w", st.topic, st.partition, pos, err)
 			}
-			return fmt.Errorf("mirror: fetch %s[%d] at %d: %w", st.topic, st.partition, pos, err)
+			next, err := l.gap(ctx, st, pos, empty)
+			if err != nil {
+				return err
+			}
+			if empty {
+				trimTo = next
+			}
+			pos = next
+			continue
 		}
 		st.mu.Lock()
 		st.sourceEnd = fp.HighWatermark
 		st.mu.Unlock()
 		st.met.lag.Set(float64(max(0, fp.HighWatermark-pos)))
+		// Every whole batch at or past pos goes in one request.
+		var first, last record.Header
+		from, to, n := -1, 0, 0
 		it := record.Batches(fp.RecordBatches)
 		for it.Next() {
 			h, batch := it.Header(), it.Batch()
-			if h.LastOffset() < pos {
-				continue // a batch before pos, as Kafka may answer after compaction
+			if h.LastOffset() < copied {
+				continue // a batch the target holds, as Kafka may answer after compaction
 			}
-			if err := checkLinkBatch(st, h, batch, pos); err != nil {
+			if err := checkLinkBatch(st, h, batch, copied); err != nil {
 				return err
 			}
-			base, err := produceRaw(ctx, s.dst, dst, st.target, st.partition, batch)
-			if err != nil {
-				return err
+			if from < 0 {
+				from, first = it.Position(), h
 			}
-			if base != h.BaseOffset {
-				return fmt.Errorf("mirror: %w: %s[%d] batch at source offset %d was written at target offset %d",
-					ErrLinkDiverged, st.target, st.partition, h.BaseOffset, base)
-			}
-			pos = h.NextOffset()
-			now := s.m.opts.Now()
-			st.mu.Lock()
-			st.offsets.srcNext, st.offsets.tgtNext, st.fetchNext = pos, pos, pos
-			st.records += int64(h.NumRecords)
-			st.mu.Unlock()
-			st.met.records.Add(float64(h.NumRecords))
-			st.met.bytes.Add(float64(len(batch)))
-			if h.MaxTimestamp >= 0 {
-				age := now.Sub(time.UnixMilli(h.MaxTimestamp)).Seconds()
-				st.met.age.Set(age)
-				st.met.latency.Observe(age)
-			}
-			st.met.lag.Set(float64(max(0, fp.HighWatermark-pos)))
+			to, last = it.Position()+len(batch), h
+			n += int(h.NumRecords)
+			pos, copied = h.NextOffset(), h.NextOffset()
 		}
 		if err := it.Err(); err != nil && !errors.Is(err, record.ErrTruncated) {
 			return fmt.Errorf("mirror: source %s[%d] at %d: %w", st.topic, st.partition, pos, err)
 		}
+		if from < 0 {
+			continue
+		}
+		batches := fp.RecordBatches[from:to]
+		base, err := produceRaw(ctx, s.dst, dst, link, st.target, st.partition, batches)
+		if err != nil {
+			return err
+		}
+		if base != first.BaseOffset {
+			return fmt.Errorf("mirror: %w: %s[%d] batch at source offset %d was written at target offset %d",
+				ErrLinkDiverged, st.target, st.partition, first.BaseOffset, base)
+		}
+		empty = false
+		if trimTo > first.BaseOffset {
+			if err := l.trimTarget(ctx, st, trimTo); err != nil {
+				return err
+			}
+		}
+		trimTo = -1
+		now := s.m.opts.Now()
+		st.mu.Lock()
+		st.offsets.srcNext, st.offsets.tgtNext, st.fetchNext = pos, pos, pos
+		st.records += int64(n)
+		st.mu.Unlock()
+		st.met.records.Add(float64(n))
+		st.met.bytes.Add(float64(len(batches)))
+		if last.MaxTimestamp >= 0 {
+			age := now.Sub(time.UnixMilli(last.MaxTimestamp)).Seconds()
+			st.met.age.Set(age)
+			st.met.latency.Observe(age)
+		}
+		st.met.lag.Set(float64(max(0, fp.HighWatermark-pos)))
 	}
 	return ctx.Err()
 }
 
-// checkLinkBatch refuses batches a produce cannot place at their own offset.
+// checkLinkBatch refuses a corrupt source batch or one that would overlap
+// what is already copied. Offsets skipped between batches (compaction) and
+// control, transactional and empty batches are copied as they are.
 func checkLinkBatch(st *partitionState, h record.Header, batch []byte, pos int64) error {
 	switch {
 	case record.Checksum(batch) != h.CRC:
 		return fmt.Errorf("mirror: source %s[%d] batch at %d: %w: crc mismatch", st.topic, st.partition, h.BaseOffset, record.ErrCorrupt)
-	case h.BaseOffset != pos:
-		return fmt.Errorf("mirror: %w: source %s[%d] has no records at offsets %d to %d (compaction or deletion)",
-			ErrLinkUnsupported, st.topic, st.partition, pos, h.BaseOffset-1)
-	case h.IsControl():
-		return fmt.Errorf("mirror: %w: source %s[%d] holds a transaction marker at offset %d",
-			ErrLinkUnsupported, st.topic, st.partition, h.BaseOffset)
-	case h.IsTransactional():
-		return fmt.Errorf("mirror: %w: source %s[%d] holds a transactional batch at offset %d",
-			ErrLinkUnsupported, st.topic, st.partition, h.BaseOffset)
-	case h.NumRecords <= 0:
-		return fmt.Errorf("mirror: %w: source %s[%d] holds an empty batch at offset %d",
-			ErrLinkUnsupported, st.topic, st.partition, h.BaseOffset)
+	case h.BaseOffset < pos:
+		return fmt.Errorf("mirror: %w: source %s[%d] batch at %d overlaps offset %d, already copied",
+			ErrLinkDiverged, st.topic, st.partition, h.BaseOffset, pos)
+	case h.NumRecords < 0 || h.LastOffsetDelta < 0:
+		return fmt.Errorf("mirror: source %s[%d] batch at %d: %w: %d records, last offset delta %d",
+			st.topic, st.partition, h.BaseOffset, record.ErrCorrupt, h.NumRecords, h.LastOffsetDelta)
 	}
 	return nil
 }
 
-// gap handles offset out of range: the source deleted records the link had
-// not copied, or the source log is behind the target. A link cannot skip
-// offsets, so the partition stops either way, and the gap is reported.
-func (l *linker) gap(ctx context.Context, st *partitionState, pos int64) error {
+// gap handles offset out of range at pos and returns where to go on. An
+// empty target starts at the source's log start. Otherwise the source
+// deleted records the link had not copied, which is reported and, with
+// on_source_gap = "skip", left as a gap in the target's offsets (the
+// offsets that follow stay the source's); or the source log is behind the
+// target, which stops the partition.
+func (l *linker) gap(ctx context.Context, st *partitionState, pos int64, empty bool) (int64, error) {
 	logStart, hw, err := l.sourceRange(ctx, st)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	if logStart > pos && empty {
+		l.s.m.log.Info("link starts at the source's log start", "topic", st.topic, "partition", st.partition, "offset", logStart)
+		st.mu.Lock()
+		st.fetchNext = logStart
+		st.mu.Unlock()
+		return logStart, nil
 	}
 	if logStart > pos {
-		st.met.gap.Add(float64(logStart - pos))
-		return fmt.Errorf("mirror: %w: source %s[%d] deleted offsets %d to %d before they were mirrored",
-			ErrLinkUnsupported, st.topic, st.partition, pos, logStart-1)
+		lost := logStart - pos
+		st.met.gap.Add(float64(lost))
+		gerr := fmt.Errorf("mirror: source %s[%d] deleted offsets %d to %d (%d offsets) before they were mirrored",
+			st.topic, st.partition, pos, logStart-1, lost)
+		if l.s.cfg.Mirror.OnSourceGap == GapStop {
+			return 0, fmt.Errorf("%w: %w", ErrLinkUnsupported, gerr)
+		}
+		l.s.m.log.Error("skipping deleted offsets (on_source_gap = skip)", "topic", st.topic, "partition", st.partition, "err", gerr)
+		st.mu.Lock()
+		st.fetchNext, st.err = logStart, gerr
+		st.mu.Unlock()
+		return logStart, nil
 	}
 	if hw < pos {
-		return fmt.Errorf("mirror: %w: source %s[%d] ends at %d, below the target's end %d",
+		return 0, fmt.Errorf("mirror: %w: source %s[%d] ends at %d, below the target's end %d",
 			ErrLinkDiverged, st.topic, st.partition, hw, pos)
 	}
-	return fmt.Errorf("mirror: fetch %s[%d] at %d: %w (log %d to %d)", st.topic, st.partition, pos,
+	return 0, fmt.Errorf("mirror: fetch %s[%d] at %d: %w (log %d to %d)", st.topic, st.partition, pos,
 		kerr.OffsetOutOfRange, logStart, hw)
 }
 
@@ -387,24 +471,96 @@ func (l *linker) checkTail(ctx context.Context, st *partitionState, fetcher *kgo
 	if err := kerr.ErrorForCode(sf.ErrorCode); err != nil {
 		if errors.Is(err, kerr.OffsetOutOfRange) {
 			// The source deleted the batch; the tail cannot be compared.
-			// Carry on if the source still holds what comes next.
-			logStart, _, rerr := l.sourceRange(ctx, st)
-			if rerr != nil {
-				return rerr
-			}
-			if logStart <= pos {
-				l.s.m.log.Warn("link tail not verified: the source deleted it", "topic", st.topic,
-					"partition", st.partition, "offset", th.BaseOffset)
-				return nil
-			}
-			return l.gap(ctx, st, pos)
+			// The copy loop finds whether records after it were lost.
+			l.s.m.log.Warn("link tail not verified: the source deleted it", "topic", st.topic,
+				"partition", st.partition, "offset", th.BaseOffset)
+			return nil
 		}
 		return fmt.Errorf("mirror: fetch source %s[%d] at %d: %w", st.topic, st.partition, th.BaseOffset, err)
 	}
 	sh, ok := firstBatch(sf.RecordBatches)
+	if ok && compactedSince(th, sh) {
+		l.s.m.log.Warn("link tail not verified: the source compacted it since", "topic", st.topic,
+			"partition", st.partition, "offset", th.BaseOffset)
+		return nil
+	}
 	if !ok || sh.BaseOffset != th.BaseOffset || sh.CRC != th.CRC || sh.LastOffsetDelta != th.LastOffsetDelta {
 		return fmt.Errorf("mirror: %w: target %s[%d] batch at %d is not the source's", ErrLinkDiverged,
 			st.target, st.partition, th.BaseOffset)
+	}
+	return nil
+}
+
+// compactedSince reports whether the source batch src, fetched at the
+// target batch dst's base offset, is what compaction leaves of dst: the
+// same offset range with fewer records (a v2 batch keeps its base and last
+// offsets when compacted), or nothing left of dst's range at all.
+func compactedSince(dst, src record.Header) bool {
+	if src.BaseOffset > dst.LastOffset() {
+		return true
+	}
+	return src.BaseOffset == dst.BaseOffset && src.LastOffsetDelta == dst.LastOffsetDelta &&
+		src.NumRecords < dst.NumRecords && src.CRC != dst.CRC
+}
+
+// newTopicConfigs returns the configs of a new target topic: the synced
+// ones and, in link mode, the link's claim, so that from its creation only
+// the link writes the topic.
+func (s *session) newTopicConfigs(synced map[string]*string) map[string]*string {
+	if s.cfg.Mirror.Mode != ModeLink {
+		return synced
+	}
+	out := make(map[string]*string, len(synced)+1)
+	maps.Copy(out, synced)
+	out[LinkConfig] = kmsg.StringPtr(s.cfg.LinkName())
+	return out
+}
+
+// claimLink sets gregor.mirror.link on an existing target topic that names
+// no link. A topic that names another link is left alone: the target then
+// refuses this link's appends and its partitions stop, reporting why.
+func (s *session) claimLink(ctx context.Context, target string) error {
+	rcs, err := s.dstAdm.DescribeTopicConfigs(ctx, target)
+	if err == nil {
+		var rc kadm.ResourceConfig
+		if rc, err = rcs.On(target, nil); err == nil {
+			err = rc.Err
+		}
+		for _, c := range rc.Configs {
+			if c.Key == LinkConfig && c.Value != nil && *c.Value != "" {
+				return nil
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mirror: describe target %s: %w", target, err)
+	}
+	alter := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: LinkConfig, Value: kmsg.StringPtr(s.cfg.LinkName())}}
+	resps, err := s.dstAdm.AlterTopicConfigs(ctx, alter, target)
+	if err == nil {
+		var r kadm.AlterConfigsResponse
+		if r, err = resps.On(target, nil); err == nil && r.Err != nil {
+			err = fmt.Errorf("%w (%s)", r.Err, r.ErrMessage)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mirror: make target %s a mirror of link %s: %w", target, s.cfg.LinkName(), err)
+	}
+	s.m.log.Info("target topic claimed by the link", "topic", target, "link", s.cfg.LinkName())
+	return nil
+}
+
+// trimTarget raises the target partition's log start offset to the
+// source's (DeleteRecords), for a link that started inside a batch.
+func (l *linker) trimTarget(ctx context.Context, st *partitionState, offset int64) error {
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: st.target, Partition: st.partition, At: offset, LeaderEpoch: -1})
+	resp, err := l.s.dstAdm.DeleteRecords(ctx, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("mirror: start target %s[%d] at the source's log start %d: %w", st.target, st.partition, offset, err)
 	}
 	return nil
 }

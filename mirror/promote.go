@@ -111,6 +111,8 @@ func (s *session) confirmStopped(ctx context.Context, target string) error {
 // the target and waits up to wait for a running mirror to confirm that it
 // stopped writing them; it returns the confirmed topics' end offsets.
 // Topics not confirmed in time are stopped by the mirror when it next runs.
+// In link mode it then deletes the topics' gregor.mirror.link config, which
+// makes them writable and fences the link whether or not it confirmed.
 func Promote(ctx context.Context, cfg Config, topics []string, wait time.Duration, now func() time.Time) (map[string]map[int32]int64, error) {
 	if now == nil {
 		now = time.Now
@@ -139,13 +141,29 @@ func Promote(ctx context.Context, cfg Config, topics []string, wait time.Duratio
 		return nil, fmt.Errorf("mirror: record promotion: %w", err)
 	}
 	first := recs[0].Offset
+	confirmed, err := awaitStopped(ctx, cfg, topics, first, wait)
+	if err != nil {
+		return confirmed, err
+	}
+	if cfg.Mirror.Mode == ModeLink {
+		if err := unlink(ctx, adm, topics); err != nil {
+			return confirmed, err
+		}
+	}
+	return confirmed, nil
+}
+
+// awaitStopped waits up to wait for the mirror's "stopped" records of
+// topics written after offset first of the link-state topic.
+func awaitStopped(ctx context.Context, cfg Config, topics []string, first int64, wait time.Duration) (map[string]map[int32]int64, error) {
 	confirmed := map[string]map[int32]int64{}
 	if wait <= 0 {
 		return confirmed, nil
 	}
+	stateTopic := LinkStateTopic(cfg.Source.Name)
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	err = readRange(wctx, cfg.Target, stateTopic, 0, first, func(r *kgo.Record) bool {
+	err := readRange(wctx, cfg.Target, stateTopic, 0, first, func(r *kgo.Record) bool {
 		var ls linkState
 		if json.Unmarshal(r.Value, &ls) == nil && ls.State == linkStopped {
 			for _, t := range topics {
@@ -160,4 +178,20 @@ func Promote(ctx context.Context, cfg Config, topics []string, wait time.Duratio
 		return confirmed, nil // not confirmed in time; the caller reports which
 	}
 	return confirmed, err
+}
+
+// unlink deletes gregor.mirror.link from the target topics
+// (IncrementalAlterConfigs), making them writable by ordinary produce.
+func unlink(ctx context.Context, adm *kadm.Client, topics []string) error {
+	alter := []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: LinkConfig}}
+	resps, err := adm.AlterTopicConfigs(ctx, alter, topics...)
+	if err != nil {
+		return fmt.Errorf("mirror: make %v writable: %w", topics, err)
+	}
+	for _, r := range resps {
+		if r.Err != nil {
+			return fmt.Errorf("mirror: make %s writable: %w (%s)", r.Name, r.Err, r.ErrMessage)
+		}
+	}
+	return nil
 }

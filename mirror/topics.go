@@ -78,7 +78,7 @@ func (s *session) refresh(ctx context.Context) error {
 			if err := s.markProvenance(rctx, name); err != nil {
 				return err
 			}
-			if err := s.createTopic(rctx, target, n, configs[name]); err != nil {
+			if err := s.createTopic(rctx, target, n, s.newTopicConfigs(configs[name])); err != nil {
 				return err
 			}
 		case int32(len(dst.Partitions)) < n:
@@ -95,6 +95,11 @@ func (s *session) refresh(ctx context.Context) error {
 		default:
 			if configs != nil {
 				s.syncConfigs(rctx, target, configs[name])
+			}
+			if s.cfg.Mirror.Mode == ModeLink && !s.started[topicPartition{name, 0}] {
+				if err := s.claimLink(rctx, target); err != nil {
+					return err
+				}
 			}
 		}
 		if err := s.startPartitions(rctx, name, n); err != nil {

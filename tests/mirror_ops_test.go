@@ -41,7 +41,9 @@ func partitionStatus(m *inProcessMirror, topic string, p int32) (mirror.Partitio
 
 // TestMirrorSourceGap deletes source records the mirror has not copied
 // while it is down: the gap is reported, never skipped silently. With
-// on_source_gap = "skip" (copy mode) mirroring continues after the gap.
+// on_source_gap = "skip" mirroring continues after the gap; a link leaves
+// the gap in the target's offsets, so the offsets after it stay the
+// source's.
 func TestMirrorSourceGap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
@@ -49,10 +51,12 @@ func TestMirrorSourceGap(t *testing.T) {
 	tests := []struct {
 		mode, onGap string
 		continues   bool
+		end         int64 // the target's end offset after the gap
 	}{
-		{mirror.ModeCopy, mirror.GapStop, false},
-		{mirror.ModeCopy, mirror.GapSkip, true},
-		{mirror.ModeLink, mirror.GapSkip, false}, // a link cannot skip offsets
+		{mirror.ModeCopy, mirror.GapStop, false, 100},
+		{mirror.ModeCopy, mirror.GapSkip, true, 150},
+		{mirror.ModeLink, mirror.GapStop, false, 100},
+		{mirror.ModeLink, mirror.GapSkip, true, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode+"-"+tt.onGap, func(t *testing.T) {
@@ -77,15 +81,16 @@ func TestMirrorSourceGap(t *testing.T) {
 				return nil
 			})
 			if tt.continues {
-				// Offsets 150..199 follow the first 100 records on the target.
-				waitMirrored(t, west.Addr, "east.orders", map[int32]int64{0: 150}, 30*time.Second)
+				// Offsets 150..199 follow the first 100 records on the
+				// target (copy: at 100..149; link: at 150..199).
+				waitMirrored(t, west.Addr, "east.orders", map[int32]int64{0: tt.end}, 30*time.Second)
 				return
 			}
 			ps, _ := partitionStatus(m, "orders", 0)
 			if ps.State != mirror.StateStopped {
 				t.Fatalf("state = %q, want %q", ps.State, mirror.StateStopped)
 			}
-			if ends := endOffsets(t, west.Addr, "east.orders"); ends[0] != 100 {
+			if ends := endOffsets(t, west.Addr, "east.orders"); ends[0] != tt.end {
 				t.Fatalf("target end = %d after a stopped gap, want 100", ends[0])
 			}
 		})
