@@ -2,13 +2,20 @@
 
 Runs the scenarios of interop/SCENARIOS.md named on the command line by invoking the kcat
 binary, and prints one JSON line per scenario on stdout. Standard library only. kcat has no
-admin API, so topics come from auto-creation (one partition).
+admin API, so topics come from auto-creation (one partition), except the consumer group's
+six-partition topic, which create_topic makes with one CreateTopics request on the wire.
 """
+import collections
 import json
 import os
+import queue
 import re
+import signal
+import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 BOOTSTRAP = os.environ.get("INTEROP_BOOTSTRAP", "127.0.0.1:28092")
@@ -180,6 +187,202 @@ def secure(scenario, bootstrap, protocol, mech, value):
     raise Check("a wrong password was accepted" if mech else "a client that does not trust the CA got metadata")
 
 
+def create_topic(topic, partitions):
+    """Creates topic with one CreateTopics v2 request (replication factor 1) to the first
+    bootstrap server, since kcat has no admin API; an existing topic is accepted when its
+    metadata shows the same partition count. Waits until kcat's metadata shows every partition
+    with a leader."""
+    def string(x):
+        b = x.encode()
+        return struct.pack(">h", len(b)) + b
+
+    body = (struct.pack(">i", 1) + string(topic) + struct.pack(">ihii", partitions, 1, 0, 0)
+            + struct.pack(">i?", 10000, False))
+    req = struct.pack(">hhi", 19, 2, 1) + string("interop-kcat") + body
+    host, port = BOOTSTRAP.split(",")[0].strip().rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=max(1.0, deadline - time.time())) as c:
+        c.sendall(struct.pack(">i", len(req)) + req)
+
+        def read(n):
+            buf = b""
+            while len(buf) < n:
+                chunk = c.recv(n - len(buf))
+                check(chunk, "create topic %s: connection closed after %d of %d bytes" % (topic, len(buf), n))
+                buf += chunk
+            return buf
+        size = struct.unpack(">i", read(4))[0]
+        check(0 < size <= 1 << 20, "create topic %s: response size %d" % (topic, size))
+        resp = read(size)
+    # correlation id, throttle time, topics array of one: name, error code, error message.
+    check(len(resp) >= 14 and struct.unpack(">i", resp[:4])[0] == 1 and struct.unpack(">i", resp[8:12])[0] == 1,
+          "create topic %s: malformed response %s" % (topic, resp.hex()))
+    nlen = struct.unpack(">h", resp[12:14])[0]
+    check(0 <= nlen and len(resp) >= 16 + nlen, "create topic %s: malformed response %s" % (topic, resp.hex()))
+    code = struct.unpack(">h", resp[14 + nlen:16 + nlen])[0]
+    check(code in (0, 36), "create topic %s: error code %d (%s)" % (topic, code, resp[16 + nlen:].decode(errors="replace")))
+    while True:
+        md = json.loads(kcat(["-L", "-J", "-t", topic]))
+        ts = [t for t in md.get("topics", []) if t["topic"] == topic and not t.get("error")]
+        ps = ts[0]["partitions"] if ts else []
+        if len(ps) == partitions and all(p["leader"] >= 0 for p in ps):
+            return
+        check(not (code == 36 and ts and len(ps) != partitions),
+              "topic %s exists with %d partitions, want %d" % (topic, len(ps), partitions))
+        check(time.time() < deadline, "topic %s: metadata shows %d partitions with leaders, want %d" %
+              (topic, len(ps), partitions))
+        time.sleep(0.1)  # metadata propagates asynchronously; kcat -L has nothing to wait on
+
+
+class Member:
+    """One `kcat -G` balanced consumer. stderr is merged into stdout so its rebalance lines and
+    the records it prints arrive in the order kcat wrote them; a reader thread turns each line
+    into an event on the shared queue."""
+    RECORD = re.compile(r"^R (\d+) (\d+) (.*)$")
+    REBALANCE = re.compile(r"^% Group \S+ rebalanced \(memberid ([^)]*)\): (assigned|revoked): (.*)$")
+    EOF = re.compile(r"^% Reached end of topic \S+ \[(\d+)\] at offset (\d+)")
+
+    def __init__(self, name, group, topic, events):
+        self.name = name
+        self.assigned = set()
+        self.records = []      # (partition, offset, value) in the order printed
+        self.foreign = []      # records of partitions not assigned to this member when printed
+        self.ends = {}         # partition -> offset of the last "Reached end" line
+        self.errors = []
+        self.member_id = ""
+        cmd = ["kcat", "-b", BOOTSTRAP, "-X", "client.id=interop-kcat-" + name, "-u",
+               "-X", "auto.offset.reset=earliest", "-X", "heartbeat.interval.ms=500",
+               "-X", "fetch.wait.max.ms=100", "-f", "R %p %o %s\\n", "-G", group, topic]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        threading.Thread(target=self._read, args=(events,), daemon=True).start()
+
+    def _read(self, events):
+        for raw in self.proc.stdout:
+            events.put((self, raw.decode(errors="replace").rstrip("\n")))
+        events.put((self, None))
+
+    def apply(self, line):
+        if line is None:
+            return
+        m = self.RECORD.match(line)
+        if m:
+            rec = (int(m.group(1)), int(m.group(2)), m.group(3))
+            self.records.append(rec)
+            if rec[0] not in self.assigned:
+                self.foreign.append(rec)
+            return
+        m = self.REBALANCE.match(line)
+        if m:
+            self.member_id = m.group(1)
+            parts = {int(x) for x in re.findall(r"\[(\d+)\]", m.group(3))}
+            self.assigned = parts if m.group(2) == "assigned" else self.assigned - parts
+            return
+        m = self.EOF.match(line)
+        if m:
+            self.ends[int(m.group(1))] = int(m.group(2))
+        elif "ERROR" in line or "FAIL" in line:
+            self.errors.append(line)
+
+    def leave(self):
+        """SIGINT makes kcat close its consumer: it commits the offsets it consumed and sends
+        LeaveGroup, as a clean shutdown does."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout=max(1.0, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            raise Check("member %s did not exit within the scenario's time after SIGINT" % self.name)
+        check(rc == 0, "member %s exited %d after SIGINT: %s" % (self.name, rc, self.errors[-3:]))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def consumer_group():
+    topic = group = PREFIX + "-grp"
+    parts = 6
+    create_topic(topic, parts)
+    for p in range(parts):
+        produce(topic, ["g-%d" % i for i in range(60) if i % parts == p], extra=["-p", str(p)])
+    events = queue.Queue()
+    members = []
+
+    def until(cond, what):
+        while not cond():
+            left = deadline - time.time()
+            if left <= 0:
+                raise Check(what())
+            try:
+                m, line = events.get(timeout=left)
+            except queue.Empty:
+                continue
+            m.apply(line)
+            if line is None and m in live:
+                raise Check("member %s exited unexpectedly (%s): %s" % (m.name, m.proc.wait(), m.errors[-3:]))
+
+    def balanced(ms, each):
+        sets = [m.assigned for m in ms]
+        return all(len(s) == each for s in sets) and set().union(*sets) == set(range(parts))
+
+    def assignment():
+        return ", ".join("%s=%s" % (m.name, sorted(m.assigned)) for m in live)
+
+    def consumed():
+        return [r for m in members for r in m.records]
+
+    def probe(tag):
+        """One record per partition, which must be printed by the member that owns it."""
+        for p in range(parts):
+            produce(topic, ["%s-%d" % (tag, p)], extra=["-p", str(p)])
+        want = {"%s-%d" % (tag, p) for p in range(parts)}
+        until(lambda: want <= {r[2] for r in consumed()},
+              lambda: "%s: read %s of %s (assignment %s)" % (tag, sorted(want & {r[2] for r in consumed()}), sorted(want), assignment()))
+        for m in live:
+            for p, _, v in m.records:
+                if v in want:
+                    check(p in m.assigned and v == "%s-%d" % (tag, p),
+                          "%s: member %s printed %s of partition %d it does not own (%s)" % (tag, m.name, v, p, assignment()))
+
+    live = []
+    try:
+        for name in ("a", "b", "c"):
+            live.append(Member(name, group, topic, events))
+        members = list(live)
+        until(lambda: balanced(live, 2), lambda: "assignment %s, want 2 disjoint partitions each" % assignment())
+        probe("probe1")
+        gone = live.pop()
+        gone.leave()
+        until(lambda: balanced(live, 3),
+              lambda: "after %s left: assignment %s, want 3 disjoint partitions each" % (gone.name, assignment()))
+        check(gone.assigned <= set().union(*(m.assigned for m in live)), "partitions of %s did not move" % gone.name)
+        probe("probe2")
+        want = {"g-%d" % i for i in range(60)}
+        until(lambda: want <= {r[2] for r in consumed()},
+              lambda: "read %d of the 60 records" % len(want & {r[2] for r in consumed()}))
+        for m in members:
+            check(not m.foreign, "member %s printed records of partitions it did not own: %s" % (m.name, m.foreign[:3]))
+        dup = sorted(k for k, n in collections.Counter(r[:2] for r in consumed()).items() if n > 1)
+        check(not dup, "records read twice (partition, offset): %s" % dup[:5])
+        while live:
+            live.pop().leave()
+        for p in range(parts):
+            produce(topic, ["after-%d" % p], extra=["-p", str(p)])
+        ends = {p: 13 for p in range(parts)}  # 10 records, two probes and the new one each
+        r = Member("resume", group, topic, events)
+        live.append(r)
+        members = [r]
+        until(lambda: r.ends == ends or any(not v.startswith("after-") for _, _, v in r.records),
+              lambda: "resumed member read %s, reached the end of %s, want %s" % (r.records, r.ends, ends))
+        got = sorted(v for _, _, v in r.records)
+        check(got == sorted("after-%d" % p for p in range(parts)),
+              "resumed member read %s, want after-0..5 only: committed offsets not used" % got[:8])
+        live.pop().leave()
+    finally:
+        for m in live:
+            m.kill()
+
+
 def lacks(what):
     def f():
         raise Skip("kcat has no " + what)
@@ -192,7 +395,7 @@ SCENARIOS = {
     "ssl": ssl, "sasl_ssl": sasl_ssl,
     "topic_admin": lacks("admin API (create/alter/delete topic)"),
     "admin": lacks("admin API (configs, partitions, delete records)"),
-    "consumer_group": lacks("way to observe a balanced consumer's assignment or drive one member's leave"),
+    "consumer_group": consumer_group,
     "transactions": lacks("way to abort a transaction (it commits when its input ends)"),
 }
 
