@@ -117,6 +117,12 @@ type Options struct {
 	OnSourceGap string `toml:"on_source_gap"`
 	// MaxFetchBytes bounds one source fetch per partition.
 	MaxFetchBytes int32 `toml:"max_fetch_bytes"`
+	// ExactlyOnce (copy mode) writes records and their offset syncs in
+	// target transactions, so that read_committed consumers of the target
+	// never see a record twice, even after a crash. The target must
+	// support transactions; the default is idempotent writes with resume
+	// by reconciliation.
+	ExactlyOnce bool `toml:"exactly_once"`
 }
 
 // Default is a mirror with no clusters, all topics but internal ones, all
@@ -244,6 +250,8 @@ func (c *Config) Validate() error {
 		return bad("mirror.on_source_gap", "%q is not %q or %q", m.OnSourceGap, GapStop, GapSkip)
 	case m.MaxFetchBytes < 1024 || m.MaxFetchBytes > 256<<20:
 		return bad("mirror.max_fetch_bytes", "%d is not in [1024, %d]", m.MaxFetchBytes, 256<<20)
+	case m.ExactlyOnce && m.Mode != ModeCopy:
+		return bad("mirror.exactly_once", "is for copy mode (a link copies batches as they are)")
 	}
 	return nil
 }

@@ -20,6 +20,9 @@ const syncEvery = time.Second
 type copier struct {
 	s  *session
 	cl *kgo.Client
+	// txn is the transactional target producer of an exactly-once copy
+	// (nil otherwise); only the run goroutine uses it.
+	txn *kgo.Client
 }
 
 func newCopier(s *session) (*copier, error) {
@@ -32,10 +35,22 @@ func newCopier(s *session) (*copier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &copier{s: s, cl: cl}, nil
+	c := &copier{s: s, cl: cl}
+	if s.cfg.Mirror.ExactlyOnce {
+		if c.txn, err = newTxnProducer(s.cfg); err != nil {
+			cl.Close()
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
-func (c *copier) close() { c.cl.Close() }
+func (c *copier) close() {
+	c.cl.Close()
+	if c.txn != nil {
+		c.txn.Close()
+	}
+}
 
 // add starts consuming partitions of a source topic at the given offsets.
 func (c *copier) add(topic string, offsets map[int32]int64) {
@@ -61,6 +76,15 @@ func (c *copier) run(ctx context.Context) {
 		fs.EachError(func(topic string, p int32, err error) {
 			c.fetchError(ctx, topic, p, err)
 		})
+		if c.txn != nil {
+			if err := c.transact(ctx, fs); err != nil {
+				if ctx.Err() == nil {
+					c.s.report(err)
+				}
+				return
+			}
+			continue
+		}
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			st, ok := c.s.m.lookup(fp.Topic, fp.Partition)
 			if !ok {
@@ -139,6 +163,9 @@ func (c *copier) writeSync(ctx context.Context, sync OffsetSync) {
 // syncIdle writes a position sync for partitions whose last mirrored record
 // has none yet (they went idle within syncEvery of the last one).
 func (c *copier) syncIdle() {
+	if c.txn != nil {
+		return // every transaction ends with its partitions' positions
+	}
 	ctx := context.Background()
 	c.s.m.mu.Lock()
 	parts := make([]*partitionState, 0, len(c.s.m.parts))

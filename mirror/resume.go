@@ -93,6 +93,9 @@ func (s *session) resumeCopy(ctx context.Context, topic string, parts []int32) (
 			st.fail(fmt.Errorf("mirror: target %s[%d] ends at %d but the mirror wrote offset %d: the target lost records",
 				target, p, tgtEnd, last.Downstream))
 			continue
+		case tgtEnd > last.Downstream+1 && s.cfg.Mirror.ExactlyOnce:
+			// Transactions commit records with their syncs: what follows
+			// the last sync is a marker or aborted, never a committed copy.
 		case tgtEnd > last.Downstream+1:
 			n, runs, err := s.reconcile(ctx, st, last, tgtEnd)
 			if err != nil {

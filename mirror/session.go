@@ -155,14 +155,19 @@ func (s *session) run(ctx context.Context) error {
 	}
 	switch s.cfg.Mirror.Mode {
 	case ModeCopy:
-		if err := s.loadSyncs(ctx); err != nil {
-			return err
-		}
 		c, err := newCopier(s)
 		if err != nil {
 			return err
 		}
 		s.copier = c
+		if c.txn != nil {
+			if err := s.fence(ctx); err != nil {
+				return err
+			}
+		}
+		if err := s.loadSyncs(ctx); err != nil {
+			return err
+		}
 		go c.run(ctx)
 	case ModeLink:
 		s.linker = newLinker(s, ctx)
@@ -224,7 +229,9 @@ func (s *session) heartbeat(ctx context.Context) {
 }
 
 // readAll reads a target topic's partition 0 from the start to its end
-// offset, calling fn for each record. It reads at most limit records.
+// offset (read_committed), calling fn for each record. It reads at most
+// limit records. The record before the end offset must be a committed one
+// (see fence), or readAll waits for ctx.
 func readAll(ctx context.Context, c Cluster, topic string, limit int, fn func(*kgo.Record) error) error {
 	adm, err := newClient(c, "gregor-mirror-reader")
 	if err != nil {
@@ -250,6 +257,7 @@ func readAll(ctx context.Context, c Cluster, topic string, limit int, fn func(*k
 	}
 	cl, err := newClient(c, "gregor-mirror-reader",
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), // offset syncs of aborted copies are not positions
 		kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
 		return err
