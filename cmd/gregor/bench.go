@@ -99,7 +99,7 @@ case writes --records records to a fresh topic and reads them back.`,
 					for _, a := range acks {
 						for _, target := range targets {
 							c := benchCase{Size: size, Partitions: parts, Acks: a}
-							res, err := runBenchCase(ctx, target, c, records)
+							res, err := runBenchCase(ctx, cmd.ErrOrStderr(), target, c, records)
 							if err != nil {
 								return fmt.Errorf("bench %s %d B, %d partitions, acks=%s: %w", target.Security, size, parts, a, err)
 							}
@@ -169,7 +169,9 @@ func startBenchBroker(ctx context.Context, durability string, secs []string) ([]
 	return targets, stop, nil
 }
 
-func runBenchCase(ctx context.Context, target benchTarget, c benchCase, n int) (benchResult, error) {
+// runBenchCase measures one case; while it runs, a progress bar of each
+// phase is drawn on stderr when that is a terminal.
+func runBenchCase(ctx context.Context, stderr io.Writer, target benchTarget, c benchCase, n int) (benchResult, error) {
 	res := benchResult{Security: target.Security, benchCase: c, Records: n}
 	bootstrap := target.Addr
 	topic := fmt.Sprintf("bench-%d-%d-%s-%d", c.Size, c.Partitions, c.Acks, time.Now().UnixNano())
@@ -207,6 +209,9 @@ func runBenchCase(ctx context.Context, target benchTarget, c benchCase, n int) (
 	var wg sync.WaitGroup
 	var firstErr error
 	var errMu sync.Mutex
+	label := fmt.Sprintf("bench %s %d B, %d partitions, acks=%s", target.Security, c.Size, c.Partitions, c.Acks)
+	var acked counter
+	stop := startProgress(stderr, label+": produce", "records", int64(n), &acked)
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -222,11 +227,13 @@ func runBenchCase(ctx context.Context, target benchTarget, c benchCase, n int) (
 				}
 				errMu.Unlock()
 			}
+			acked.add(1)
 			wg.Done()
 		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	stop()
 	prod.Close()
 	if firstErr != nil {
 		return res, fmt.Errorf("produce: %w", firstErr)
@@ -245,6 +252,9 @@ func runBenchCase(ctx context.Context, target benchTarget, c benchCase, n int) (
 	}
 	defer cons.Close()
 	got := 0
+	var read counter
+	stop = startProgress(stderr, label+": consume", "records", int64(n), &read)
+	defer stop()
 	start = time.Now()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -259,8 +269,10 @@ func runBenchCase(ctx context.Context, target benchTarget, c benchCase, n int) (
 			return res, fmt.Errorf("consume: %w", ferr)
 		}
 		got += fs.NumRecords()
+		read.add(int64(fs.NumRecords()))
 	}
 	elapsed = time.Since(start)
+	stop()
 	res.ConsumeRecordsPS = float64(n) / elapsed.Seconds()
 	res.ConsumeMBPS = bytes / elapsed.Seconds() / 1e6
 	return res, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestBenchOverTLSAndSASL(t *testing.T) {
 		t.Fatalf("%d targets", len(targets))
 	}
 	for _, target := range targets {
-		res, err := runBenchCase(ctx, target, benchCase{Size: 100, Partitions: 1, Acks: "all"}, 500)
+		res, err := runBenchCase(ctx, io.Discard, target, benchCase{Size: 100, Partitions: 1, Acks: "all"}, 500)
 		if err != nil {
 			t.Fatalf("%s: %v", target.Security, err)
 		}

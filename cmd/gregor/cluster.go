@@ -102,13 +102,16 @@ func (f *clusterFlags) connect(ctx context.Context, opts ...kgo.Opt) (*kgo.Clien
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if isSASLFailure(err) {
+			return nil, fmt.Errorf("authentication failed at %s: %w", strings.Join(seeds, ","), err)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %v", f.connectTimeout)
+			err = fmt.Errorf("no answer within %v: %w", f.connectTimeout, err)
 		}
 		if len(seeds) == 1 {
-			return nil, fmt.Errorf("cannot reach broker at %s: %w", seeds[0], err)
+			return nil, &connectError{fmt.Sprintf("cannot reach broker at %s: %v", seeds[0], err), err}
 		}
-		return nil, fmt.Errorf("cannot reach any broker of %s: %w", strings.Join(seeds, ","), err)
+		return nil, &connectError{fmt.Sprintf("cannot reach any broker of %s: %v", strings.Join(seeds, ","), err), err}
 	}
 	return cl, nil
 }

@@ -27,43 +27,49 @@ func newClusterCmd() *cobra.Command {
 }
 
 // clusterStatus is what `gregor cluster status` reports.
+// Its json tags are the structured (--output) form.
 type clusterStatus struct {
-	ClusterID    string
-	ControllerID int32
-	Brokers      []statusBroker
+	ClusterID    string         `json:"cluster_id"`
+	ControllerID int32          `json:"controller_id"`
+	Brokers      []statusBroker `json:"brokers"`
 	// UnderReplicated have fewer in-sync replicas than replicas; Offline
 	// have no leader.
-	UnderReplicated []statusPartition
-	Offline         []statusPartition
-	Partitions      int
+	UnderReplicated []statusPartition `json:"under_replicated"`
+	Offline         []statusPartition `json:"offline"`
+	Partitions      int               `json:"partitions"`
 }
 
 type statusBroker struct {
-	ID     int32
-	Addr   string
-	Rack   string
-	Fenced bool
+	ID     int32  `json:"id"`
+	Addr   string `json:"address"`
+	Rack   string `json:"rack"`
+	Fenced bool   `json:"fenced"`
 }
 
 type statusPartition struct {
-	Topic     string
-	Partition int32
-	Leader    int32
-	Replicas  []int32
-	ISR       []int32
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Leader    int32   `json:"leader"`
+	Replicas  []int32 `json:"replicas"`
+	ISR       []int32 `json:"isr"`
 }
 
 func newClusterStatusCmd(cf *clusterFlags) *cobra.Command {
-	return &cobra.Command{
+	var output *outputFlag
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show nodes, the active controller, fenced brokers, under-replicated and offline partitions",
 		Long: `Show the cluster's nodes (live and fenced brokers with their addresses and racks),
 the active controller, and the partitions that are under-replicated (fewer in-sync
 replicas than replicas) or offline (no leader). Internal topics are included.
 The exit status is 0 even when partitions are unhealthy; read the output.`,
-		Example: `  gregor cluster status --bootstrap 127.0.0.1:9092,127.0.0.1:9192`,
-		Args:    cobra.NoArgs,
+		Example: `  gregor cluster status --bootstrap 127.0.0.1:9092,127.0.0.1:9192
+  gregor cluster status -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			cl, err := cf.connect(ctx)
 			if err != nil {
@@ -74,9 +80,14 @@ The exit status is 0 even when partitions are unhealthy; read the output.`,
 			if err != nil {
 				return err
 			}
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), st)
+			}
 			return printClusterStatus(cmd.OutOrStdout(), st)
 		},
 	}
+	output = addOutputFlag(cmd)
+	return cmd
 }
 
 func fetchClusterStatus(ctx context.Context, rq kmsg.Requestor, adm *kadm.Client) (*clusterStatus, error) {
@@ -93,7 +104,8 @@ func fetchClusterStatus(ctx context.Context, rq kmsg.Requestor, adm *kadm.Client
 		}
 		return nil, fmt.Errorf("describe cluster: %w%s", err, msg)
 	}
-	st := &clusterStatus{ClusterID: dresp.ClusterID, ControllerID: dresp.ControllerID}
+	st := &clusterStatus{ClusterID: dresp.ClusterID, ControllerID: dresp.ControllerID, Brokers: []statusBroker{},
+		UnderReplicated: []statusPartition{}, Offline: []statusPartition{}}
 	for _, b := range dresp.Brokers {
 		sb := statusBroker{ID: b.NodeID, Addr: net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), Fenced: b.IsFenced}
 		if b.Rack != nil {
@@ -114,7 +126,7 @@ func fetchClusterStatus(ctx context.Context, rq kmsg.Requestor, adm *kadm.Client
 		}
 		for _, pd := range td.Partitions.Sorted() {
 			st.Partitions++
-			sp := statusPartition{Topic: name, Partition: pd.Partition, Leader: pd.Leader, Replicas: pd.Replicas, ISR: pd.ISR}
+			sp := statusPartition{Topic: name, Partition: pd.Partition, Leader: pd.Leader, Replicas: nonNil(pd.Replicas), ISR: nonNil(pd.ISR)}
 			if pd.Leader < 0 {
 				st.Offline = append(st.Offline, sp)
 			}

@@ -71,3 +71,14 @@ func filterNames(names, used []string, prefix string) []cobra.Completion {
 	}
 	return out
 }
+
+// completeOne offers fn's names for the first positional argument only, for
+// commands that take exactly one.
+func completeOne(fn cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fn(cmd, args, prefix)
+	}
+}

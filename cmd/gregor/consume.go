@@ -52,7 +52,8 @@ An offset outside the log starts at the nearest end of it.
   gregor consume orders --format '%p/%o %k=%v headers=[%h]'
   gregor consume orders --format '{{.Timestamp.Format "15:04:05"}} {{.Key}} {{.Header "trace-id"}}'
   gregor consume orders --format json --count 100 > orders.jsonl`,
-		Args: argsOne("TOPIC"),
+		Args:              argsOne("TOPIC"),
+		ValidArgsFunction: completeOne(completeTopics(cf)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, got %d", o.partition)
@@ -159,6 +160,13 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 			fmt.Fprintf(cmd.ErrOrStderr(), "consumed %s from topic %q\n", plural(int64(consumed), "record"), topic)
 		}
 	}()
+	// Records going to a file or pipe leave the terminal free for a live
+	// count on stderr.
+	var progressed counter
+	if !o.quiet && !isTerminal(cmd.OutOrStdout()) {
+		stop := startProgress(cmd.ErrOrStderr(), "consume "+topic, "records", int64(o.count), &progressed)
+		defer stop()
+	}
 	for o.count == 0 || consumed < o.count {
 		pollCtx, cancel := ctx, context.CancelFunc(func() {})
 		if o.timeout > 0 {
@@ -186,6 +194,7 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 			}
 			consumed++
 		})
+		progressed.add(int64(fetches.NumRecords()))
 		if writeErr == nil {
 			writeErr = out.Flush()
 		}

@@ -79,9 +79,10 @@ func newGroupListCmd(cf *clusterFlags) *cobra.Command {
 
 func newGroupDeleteCmd(cf *clusterFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete GROUP [GROUP...]",
-		Short: "Delete groups that have no members, with their committed offsets",
-		Args:  argsAtLeastOne("GROUP"),
+		Use:               "delete GROUP [GROUP...]",
+		Short:             "Delete groups that have no members, with their committed offsets",
+		Args:              argsAtLeastOne("GROUP"),
+		ValidArgsFunction: completeGroups(cf),
 		RunE: func(cmd *cobra.Command, groups []string) error {
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)

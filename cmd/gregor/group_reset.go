@@ -81,7 +81,8 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 		Example: `  gregor group reset-offsets billing --topic invoices --to-earliest
   gregor group reset-offsets billing --topic invoices:0,3 --to-offset 1200 --execute
   gregor group reset-offsets billing --all-topics --to-datetime 2026-01-31T00:00:00Z --execute`,
-		Args: argsOne("GROUP"),
+		Args:              argsOne("GROUP"),
+		ValidArgsFunction: completeOne(completeGroups(cf)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			group := args[0]
 			var targets []resetTarget
@@ -176,6 +177,7 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 	f.StringVar(&toDatetime, "to-datetime", "", "reset to the first record at or after this time (RFC 3339)")
 	f.Int64Var(&shiftBy, "shift-by", 0, "move the committed offset by this many records (negative: back)")
 	f.BoolVar(&execute, "execute", false, "commit the new offsets (without it, only print them)")
+	_ = cmd.RegisterFlagCompletionFunc("topic", completeTopics(cf))
 	return cmd
 }
 

@@ -112,36 +112,80 @@ func serveMetrics(addr string, reg *prometheus.Registry, m *mirror.Mirror) (stop
 	}, nil
 }
 
-// showProgress prints the mirror's summary every second while it has lag
-// or is still resuming, and once when it catches up.
+// showProgress reports the mirror's catch-up on w until ctx ends: a bar
+// redrawn in place when w is a terminal, else a summary line every second
+// while there is lag or the mirror is still resuming, and once when it
+// catches up.
 func showProgress(ctx context.Context, w io.Writer, m *mirror.Mirror) {
-	t := time.NewTicker(time.Second)
+	tty := isTerminal(w)
+	interval := time.Second
+	if tty {
+		interval = progressTTYInterval
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
-	var lastRecords int64
-	caughtUp := false
+	mp := newMirrorProgress(w, tty, nil)
 	for {
 		select {
 		case <-ctx.Done():
+			mp.end()
 			return
 		case <-t.C:
 		}
-		st := m.Status()
-		var records int64
-		for _, p := range st.Partitions {
-			records += p.Records
+		mp.report(m.Status(), interval)
+	}
+}
+
+// mirrorProgress turns successive mirror.Status snapshots into progress
+// output.
+type mirrorProgress struct {
+	p           *progress
+	lastRecords int64
+	caughtUp    bool
+	reported    bool
+}
+
+func newMirrorProgress(w io.Writer, tty bool, now func() time.Time) *mirrorProgress {
+	return &mirrorProgress{p: newProgress(w, tty, "mirror", "records", now)}
+}
+
+// report shows st, taken interval after the previous snapshot.
+func (mp *mirrorProgress) report(st mirror.Status, interval time.Duration) {
+	var records int64
+	for _, p := range st.Partitions {
+		records += p.Records
+	}
+	lag := st.Lag()
+	quiet := lag == 0 && mp.caughtUp && records == mp.lastRecords
+	if mp.p.tty {
+		// The bar measures this run's copying against what is left:
+		// full when the lag is gone.
+		if !quiet || !mp.reported {
+			mp.p.label = "mirror " + st.Name
+			mp.p.update(records, records+lag, fmt.Sprintf("lag %d", lag))
 		}
-		lag := st.Lag()
-		if lag == 0 && caughtUp && records == lastRecords {
-			continue
+	} else if !quiet {
+		rate := records - mp.lastRecords
+		if interval > 0 && interval != time.Second {
+			rate = int64(float64(rate) / interval.Seconds())
 		}
-		fmt.Fprintf(w, "%s, %d records/s\n", st, records-lastRecords)
-		lastRecords, caughtUp = records, lag == 0
+		fmt.Fprintf(mp.p.w, "%s, %d records/s\n", st, rate)
+	}
+	mp.reported = true
+	mp.lastRecords, mp.caughtUp = records, lag == 0
+}
+
+// end finishes a terminal line so that later output starts on its own.
+func (mp *mirrorProgress) end() {
+	if mp.p.tty && mp.p.drawn > 0 {
+		fmt.Fprintln(mp.p.w)
 	}
 }
 
 func newMirrorStatusCmd() *cobra.Command {
 	var configPath string
 	var asJSON bool
+	var output *outputFlag
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each mirrored partition's position and lag, read from both clusters",
@@ -149,6 +193,15 @@ func newMirrorStatusCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
 				return usagef("--config is required")
+			}
+			if asJSON {
+				if cmd.Flags().Changed("output") && output.format != outputJSON {
+					return usagef("--json and --output %s disagree; give one of them", output.format)
+				}
+				output.format = outputJSON
+			}
+			if err := output.check(); err != nil {
+				return err
 			}
 			cfg, err := mirror.Load(configPath)
 			if err != nil {
@@ -160,17 +213,16 @@ func newMirrorStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), mirrorStatusView(st))
 			}
 			printMirrorStatus(cmd.OutOrStdout(), st)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "path of the mirror configuration (TOML)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the same as --output json)")
+	output = addOutputFlag(cmd)
 	return cmd
 }
 

@@ -68,7 +68,8 @@ automatically (topics.auto_create in broker.toml).`,
   gregor produce logs --compression zstd --acks 1 --header source=nginx < access.log
   seq 1000 | gregor produce numbers --partition 0
   gregor produce orders -K : -H region=eu --partitioner-wasm region.wasm < orders.txt`,
-		Args: argsOne("TOPIC"),
+		Args:              argsOne("TOPIC"),
+		ValidArgsFunction: completeOne(completeTopics(cf)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, got %d", o.partition)

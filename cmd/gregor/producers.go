@@ -23,12 +23,18 @@ func newProducersCmd() *cobra.Command {
 }
 
 func newProducersDescribeCmd(cf *clusterFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:     "describe TOPIC",
-		Short:   "List each partition's active producers: id, epoch, last sequence and open transaction",
-		Example: `  gregor producers describe orders`,
-		Args:    cobra.ExactArgs(1),
+	var output *outputFlag
+	cmd := &cobra.Command{
+		Use:   "describe TOPIC",
+		Short: "List each partition's active producers: id, epoch, last sequence and open transaction",
+		Example: `  gregor producers describe orders
+  gregor producers describe orders -o json`,
+		Args:              argsOne("TOPIC"),
+		ValidArgsFunction: completeTopics(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -40,8 +46,11 @@ func newProducersDescribeCmd(cf *clusterFlags) *cobra.Command {
 				return fmt.Errorf("metadata: %w", err)
 			}
 			t, ok := md.Topics[args[0]]
-			if !ok || t.Err != nil {
-				return fmt.Errorf("topic %s: %v", args[0], t.Err)
+			if !ok {
+				return fmt.Errorf("topic %q: not in the broker's metadata", args[0])
+			}
+			if t.Err != nil {
+				return topicError(args[0], t.Err, "")
 			}
 			set := kadm.TopicsSet{}
 			for p := range t.Partitions {
@@ -50,6 +59,9 @@ func newProducersDescribeCmd(cf *clusterFlags) *cobra.Command {
 			described, err := adm.DescribeProducers(ctx, set)
 			if err != nil {
 				return fmt.Errorf("describe producers: %w", err)
+			}
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), producersView(described))
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PARTITION\tPRODUCER-ID\tEPOCH\tLAST-SEQUENCE\tLAST-TIMESTAMP\tCOORDINATOR-EPOCH\tOPEN-TXN-START")
@@ -74,4 +86,6 @@ func newProducersDescribeCmd(cf *clusterFlags) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	output = addOutputFlag(cmd)
+	return cmd
 }

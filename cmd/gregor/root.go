@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -79,10 +78,10 @@ func usagef(format string, args ...any) error {
 // reportError prints err for a person and returns the exit code.
 func reportError(w io.Writer, cmd *cobra.Command, err error) int {
 	fmt.Fprintf(w, "gregor: %v\n", err)
-	var ue usageError
-	isUsage := errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") ||
-		strings.HasPrefix(err.Error(), "unknown flag") || strings.HasPrefix(err.Error(), "unknown shorthand flag")
-	if !isUsage {
+	if !isUsageError(err) {
+		if hint := nextStep(err); hint != "" {
+			fmt.Fprintf(w, "Next: %s.\n", hint)
+		}
 		return exitError
 	}
 	path := "gregor"

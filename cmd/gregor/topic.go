@@ -169,7 +169,8 @@ func newTopicDeleteCmd(cf *clusterFlags) *cobra.Command {
 		Short: "Delete topics and all their records",
 		Example: `  gregor topic delete orders
   gregor topic delete --if-exists scratch-1 scratch-2`,
-		Args: argsAtLeastOne("TOPIC"),
+		Args:              argsAtLeastOne("TOPIC"),
+		ValidArgsFunction: completeTopics(cf),
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
@@ -218,7 +219,8 @@ removed, and adding partitions changes which partition a key maps to.`,
 		Example: `  gregor topic alter orders --config retention.ms=3600000 --config cleanup.policy=compact
   gregor topic alter orders --delete-config retention.ms      # back to the broker default
   gregor topic alter orders --partitions 12`,
-		Args: argsOne("TOPIC"),
+		Args:              argsOne("TOPIC"),
+		ValidArgsFunction: completeOne(completeTopics(cf)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
 			changePartitions := cmd.Flags().Changed("partitions")

@@ -108,11 +108,15 @@ func openFor(d time.Duration) string {
 }
 
 func newTxnDescribeCmd(cf *clusterFlags) *cobra.Command {
-	return &cobra.Command{
+	var output *outputFlag
+	cmd := &cobra.Command{
 		Use:   "describe TRANSACTIONAL-ID [TRANSACTIONAL-ID...]",
 		Short: "Show a transaction's state, producer, timeout and partitions",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  argsAtLeastOne("TRANSACTIONAL-ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			adm, err := cf.connectAdmin(ctx)
 			if err != nil {
@@ -124,6 +128,9 @@ func newTxnDescribeCmd(cf *clusterFlags) *cobra.Command {
 				return fmt.Errorf("describe transactions: %w", err)
 			}
 			w := cmd.OutOrStdout()
+			if output.structured() {
+				w = io.Discard
+			}
 			var failed error
 			for _, id := range args {
 				d, ok := described[id]
@@ -148,9 +155,16 @@ func newTxnDescribeCmd(cf *clusterFlags) *cobra.Command {
 				}
 				fmt.Fprintf(w, "Partitions:       %s\n\n", dash(strings.Join(parts, ", ")))
 			}
+			if output.structured() {
+				if err := output.write(cmd.OutOrStdout(), txnDescribeView(args, described)); err != nil {
+					return err
+				}
+			}
 			return failed
 		},
 	}
+	output = addOutputFlag(cmd)
+	return cmd
 }
 
 func newTxnAbortCmd(cf *clusterFlags) *cobra.Command {
