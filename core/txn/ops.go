@@ -269,18 +269,10 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 		retried := req.ProducerID == m.producerID && req.ProducerEpoch == m.lastEpoch ||
 			req.ProducerID == m.prevProducerID && m.lastEpoch < 0
 		if retried {
-			switch {
-			case m.state == want:
-				return current, nil
-			case req.Commit && m.state == StateCompleteAbort:
-				// Not a retry: the coordinator aborted the transaction on
-				// its own (its timeout) and bumped the epoch meanwhile. The
-				// producer is fenced, which clients recover from, rather
-				// than in a fatal invalid state (Kafka's KAFKA-20785).
-				return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction was aborted by the coordinator; the id is at epoch %d",
-					ErrProducerFenced, m.epoch)
+			if m.state != want {
+				return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction already ended as %s", ErrInvalidTxnState, m.state)
 			}
-			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction already ended as %s", ErrInvalidTxnState, m.state)
+			return current, nil
 		}
 	}
 	if err := checkProducer(m, req.ProducerID, req.ProducerEpoch); err != nil {
