@@ -88,6 +88,11 @@ type Topics struct {
 	// ReplicationFactor of the topics the mirror creates; -1 is the
 	// target's default.
 	ReplicationFactor int16 `toml:"replication_factor"`
+	// SyncDeletions deletes a target topic the mirror created when its
+	// source topic is deleted (not when it stops matching the include and
+	// exclude patterns, and never a promoted topic). Off by default: a
+	// deletion on the source then leaves the target's copy in place.
+	SyncDeletions bool `toml:"sync_deletions"`
 }
 
 // Groups selects the consumer groups whose offsets are checkpointed.

@@ -55,6 +55,9 @@ const (
 	StateMirroring = "mirroring"
 	StateStopped   = "stopped"
 	StatePromoted  = "promoted"
+	// StateDeleted is a partition whose source topic was deleted, and its
+	// target topic with it (topics.sync_deletions).
+	StateDeleted = "deleted"
 )
 
 // partitionState is what the mirror knows of one source partition.

@@ -35,7 +35,10 @@ type session struct {
 	promoted   map[string]bool  // promoted target topics
 	syncs      map[topicPartition][]OffsetSync
 	aclsOff    bool
-	lastCkpt   map[checkpointKey]int64
+	// created are the source topics whose target topics this mirror
+	// created (its provenance marks), for topics.sync_deletions.
+	created  map[string]bool
+	lastCkpt map[checkpointKey]int64
 }
 
 type checkpointKey struct {
@@ -152,6 +155,11 @@ func (s *session) run(ctx context.Context) error {
 	defer cancel()
 	if err := s.loadPromoted(ctx); err != nil {
 		return err
+	}
+	if s.cfg.Topics.SyncDeletions {
+		if err := s.loadCreated(ctx); err != nil {
+			return err
+		}
 	}
 	switch s.cfg.Mirror.Mode {
 	case ModeCopy:

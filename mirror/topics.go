@@ -109,6 +109,9 @@ func (s *session) refresh(ctx context.Context) error {
 	if s.cfg.Topics.SyncACLs && !s.aclsOff {
 		s.syncACLs(rctx, selected)
 	}
+	if s.cfg.Topics.SyncDeletions {
+		s.syncDeletions(rctx, srcTopics, dstTopics)
+	}
 	s.m.mu.Lock()
 	s.m.skipped = skipped
 	s.m.mu.Unlock()
@@ -157,6 +160,9 @@ func (s *session) markProvenance(ctx context.Context, topic string) error {
 	r := &kgo.Record{Topic: OffsetSyncsTopic(s.cfg.Source.Name), Partition: 0, Key: mark.Key(), Value: mark.Value()}
 	if err := s.dst.ProduceSync(ctx, r).FirstErr(); err != nil {
 		return fmt.Errorf("mirror: record provenance of %s: %w", topic, err)
+	}
+	if s.created != nil {
+		s.created[topic] = true
 	}
 	return nil
 }
