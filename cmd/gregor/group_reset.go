@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ func newGroupResetCmd(cf *clusterFlags) *cobra.Command {
 		toOffset, toTimestamp int64
 		shiftBy               int64
 		toDatetime            string
+		output                *outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "reset-offsets GROUP (--topic TOPIC[:P,P...]... | --all-topics) TARGET [--execute]",
@@ -84,6 +86,9 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 		Args:              argsOne("GROUP"),
 		ValidArgsFunction: completeOne(completeGroups(cf)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			group := args[0]
 			var targets []resetTarget
 			if toEarliest {
@@ -136,6 +141,9 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if output.structured() {
+				out = io.Discard
+			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURRENT-OFFSET\tNEW-OFFSET")
 			for _, p := range plan {
@@ -150,6 +158,9 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 			}
 			if !execute {
 				fmt.Fprintln(cmd.ErrOrStderr(), "dry run: nothing was committed; add --execute to commit these offsets")
+				if output.structured() {
+					return output.write(cmd.OutOrStdout(), resetView(group, false, plan))
+				}
 				return nil
 			}
 			var os kadm.Offsets
@@ -162,6 +173,9 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 			}
 			if err := resps.Error(); err != nil {
 				return groupError(group, err)
+			}
+			if output.structured() {
+				return output.write(cmd.OutOrStdout(), resetView(group, true, plan))
 			}
 			fmt.Fprintf(out, "committed %d offsets for group %q\n", len(plan), group)
 			return nil
@@ -178,7 +192,37 @@ end offsets. --all-topics resets every topic the group has committed offsets for
 	f.Int64Var(&shiftBy, "shift-by", 0, "move the committed offset by this many records (negative: back)")
 	f.BoolVar(&execute, "execute", false, "commit the new offsets (without it, only print them)")
 	_ = cmd.RegisterFlagCompletionFunc("topic", completeTopics(cf))
+	output = addOutputFlag(cmd)
 	return cmd
+}
+
+// groupResetView is the structured form of reset-offsets: the plan, and
+// whether it was committed.
+type groupResetView struct {
+	Group     string              `json:"group"`
+	Committed bool                `json:"committed"`
+	Offsets   []groupResetOffsets `json:"offsets"`
+}
+
+type groupResetOffsets struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// CurrentOffset is null when the group had no commit there.
+	CurrentOffset *int64 `json:"current_offset"`
+	NewOffset     int64  `json:"new_offset"`
+}
+
+func resetView(group string, committed bool, plan []resetPlan) groupResetView {
+	v := groupResetView{Group: group, Committed: committed, Offsets: []groupResetOffsets{}}
+	for _, p := range plan {
+		o := groupResetOffsets{Topic: p.topic, Partition: p.partition, NewOffset: p.next}
+		if p.current >= 0 {
+			cur := p.current
+			o.CurrentOffset = &cur
+		}
+		v.Offsets = append(v.Offsets, o)
+	}
+	return v
 }
 
 // resetPlan is one partition's move.

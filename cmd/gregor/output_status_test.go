@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,20 @@ func TestStatusOutputAgainstABroker(t *testing.T) {
 	// (the broker's address from the environment, so that the completed
 	// word stays last).
 	t.Setenv(bootstrapEnv, bs)
-	cli("group", "reset-offsets", "audit", "--topic", "payments", "--to-earliest", "--execute")
+	var reset groupResetView
+	decode(t, cli("group", "reset-offsets", "audit", "--topic", "payments", "--to-latest", "--execute", "-o", "json"), &reset)
+	// The aborted transaction left a record and an abort marker on
+	// partition 1: its log end is 2.
+	want := groupResetView{Group: "audit", Committed: true, Offsets: []groupResetOffsets{
+		{Topic: "payments", Partition: 0, NewOffset: 0}, {Topic: "payments", Partition: 1, NewOffset: 2}}}
+	if !reflect.DeepEqual(reset, want) {
+		t.Fatalf("reset-offsets: %+v", reset)
+	}
+	decode(t, cli("group", "reset-offsets", "audit", "--topic", "payments:1", "--shift-by", "-1", "-o", "json"), &reset)
+	if len(reset.Offsets) != 1 || reset.Committed || reset.Offsets[0].CurrentOffset == nil || *reset.Offsets[0].CurrentOffset != 2 ||
+		reset.Offsets[0].NewOffset != 1 {
+		t.Fatalf("reset-offsets dry run: %+v", reset)
+	}
 	for _, tt := range []struct {
 		args []string
 		want string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -63,7 +62,7 @@ cleanly: listeners close, logs are flushed and checkpointed.`,
 func newLogger(cmd *cobra.Command, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch strings.ToLower(format) {
@@ -72,5 +71,5 @@ func newLogger(cmd *cobra.Command, level, format string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	return nil, usagef("--log-format %q: want text or json", format)
 }
