@@ -34,7 +34,10 @@ func (b *Broker) addTxnPartitions(r *protocol.Request, id string, pid int64, epo
 			}
 		}
 	}
-	if !b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, id) {
+	// Versions before 4 come from clients and need WRITE on the transactional
+	// id and the topics; v4+ comes from brokers, authorized as CLUSTER_ACTION.
+	client := r.Version < 4
+	if client && !b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, id) {
 		all(kerr.TransactionalIDAuthorizationFailed.Code)
 		return codes
 	}
@@ -46,7 +49,8 @@ func (b *Broker) addTxnPartitions(r *protocol.Request, id string, pid int64, epo
 		tt, ok := im.Topic(t)
 		for _, p := range topics[t] {
 			switch {
-			case !writeAuth.allowed(t):
+			case client && (!writeAuth.allowed(t) || ok && tt.Internal):
+				// Kafka never lets a client add an internal topic.
 				set(t, p, kerr.TopicAuthorizationFailed.Code)
 				bad = true
 			case !ok || p < 0 || int(p) >= len(tt.Partitions):

@@ -18,16 +18,24 @@ func init() { reg(28, 0, 5, (*Broker).handleTxnOffsetCommit) }
 func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.TxnOffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	// pre holds, in request order, each partition's answer decided before the
+	// commit (topic authorization, unknown partitions); 0 means committed.
+	var pre []int16
 	answer := func(code int16, errs []error) protocol.Reply {
-		i := 0
+		i, j := 0, 0
 		for _, t := range req.Topics {
 			st := kmsg.NewTxnOffsetCommitResponseTopic()
 			st.Topic = t.Topic
 			for _, p := range t.Partitions {
 				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 				sp.Partition, sp.ErrorCode = p.Partition, code
-				if code == 0 && errs != nil {
-					sp.ErrorCode = errCode(errs[i])
+				switch {
+				case pre != nil && pre[i] != 0:
+					sp.ErrorCode = pre[i]
+				case code != 0:
+				case errs != nil:
+					sp.ErrorCode = errCode(errs[j])
+					j++
 				}
 				i++
 				st.Partitions = append(st.Partitions, sp)
@@ -44,11 +52,28 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 	case b.Groups == nil:
 		return answer(kerr.CoordinatorNotAvailable.Code, nil)
 	}
+	// As in Kafka, a topic the principal may not READ or a partition that
+	// does not exist fails on its own; the other partitions are committed.
 	readAuth := b.topicAuth(r, sdkauth.OpRead)
+	im := b.Controller.Image()
+	commit := 0
 	for _, t := range req.Topics {
-		if !readAuth.allowed(t.Topic) {
-			return answer(kerr.TopicAuthorizationFailed.Code, nil)
+		tt, ok := im.Topic(t.Topic)
+		for _, p := range t.Partitions {
+			code := int16(0)
+			switch {
+			case !readAuth.allowed(t.Topic):
+				code = kerr.TopicAuthorizationFailed.Code
+			case !ok || p.Partition < 0 || int(p.Partition) >= len(tt.Partitions):
+				code = kerr.UnknownTopicOrPartition.Code
+			default:
+				commit++
+			}
+			pre = append(pre, code)
 		}
+	}
+	if commit == 0 {
+		return answer(0, nil)
 	}
 	if r.Version >= 5 {
 		if code := b.addOffsetsPartition(r.Version, 3, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group); code != 0 {
@@ -60,8 +85,12 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 	if r.Version < 3 {
 		cr.Generation = -1
 	}
+	i := 0
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
+			if i++; pre[i-1] != 0 {
+				continue
+			}
 			md := ""
 			if p.Metadata != nil {
 				md = *p.Metadata

@@ -29,7 +29,12 @@ func (b *Broker) handleDescribeTransactions(r *protocol.Request) protocol.Reply 
 			}
 			st.State, st.TimeoutMillis, st.StartTimestamp = d.State.String(), d.TimeoutMs, d.StartMs
 			st.ProducerID, st.ProducerEpoch = d.ProducerID, d.ProducerEpoch
+			// As in Kafka, only the topics the principal may DESCRIBE are shown.
+			descAuth := b.topicAuth(r, sdkauth.OpDescribe)
 			for _, tp := range d.Partitions {
+				if !descAuth.allowed(tp.Topic) {
+					continue
+				}
 				if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
 					t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 					t.Topic = tp.Topic
