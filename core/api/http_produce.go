@@ -145,6 +145,9 @@ func (b *Broker) appendHTTP(im *controller.Image, topic string, part int32, recs
 	if err != nil {
 		return 0, kerr.InvalidRecord.Code, err
 	}
+	if code, err := checkMirrorLink(im, topic, "", false); code != 0 {
+		return 0, code, err // a mirror link's topic is read-only
+	}
 	if code, err := b.checkPlacement(im, topic, part, batch); code != 0 {
 		return 0, code, err
 	}
