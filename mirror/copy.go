@@ -16,7 +16,8 @@ const syncEvery = time.Second
 
 // copier is copy mode: one source consumer over every mirrored partition
 // (read_committed: aborted records and markers are not copied) feeding the
-// session's idempotent target producer, partition to partition, in order.
+// session's idempotent target producer, partition to partition, in order;
+// with exactly_once, a transactional producer of its own (copy_eos.go).
 type copier struct {
 	s  *session
 	cl *kgo.Client
