@@ -125,5 +125,5 @@ case "$cmd" in
 start) start "$@" ;;
 stop) stop ;;
 pid) cat "$RUN/pid" ;;
-*) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
