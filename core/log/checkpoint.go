@@ -24,6 +24,8 @@ const (
 	cleanShutdownFile  = ".kafka_cleanshutdown"
 	leaderEpochFile    = "leader-epoch-checkpoint"
 	cleanerOffsetFile  = "cleaner-offset-checkpoint"
+	// replicationOffsetFile holds each partition's high watermark.
+	replicationOffsetFile = "replication-offset-checkpoint"
 )
 
 // maxCheckpointBytes bounds the checkpoint files we read.

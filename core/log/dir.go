@@ -65,6 +65,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 	recoveryPoints := d.readOffsets(recoveryPointFile)
 	logStarts := d.readOffsets(logStartOffsetFile)
 	cleanerPoints := d.readOffsets(cleanerOffsetFile)
+	highWatermarks := d.readOffsets(replicationOffsetFile)
 
 	for _, e := range entries {
 		name := e.Name()
@@ -109,6 +110,9 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 			return nil, fmt.Errorf("log: open %s: %w", full, err)
 		}
 		l.cleanedTo = cleanerPoints[k]
+		if hw, ok := highWatermarks[k]; ok {
+			l.hw.Store(hw)
+		}
 		d.logs[k] = l
 	}
 	if !clean && len(d.logs) > 0 {
@@ -271,8 +275,8 @@ func (d *Dir) Delete(topic string, partition int32) error {
 	return nil
 }
 
-// Checkpoint writes every log's recovery point and log start offset to the
-// data dir's checkpoint files.
+// Checkpoint writes every log's recovery point, log start offset, cleaner
+// checkpoint and high watermark to the data dir's checkpoint files.
 func (d *Dir) Checkpoint() error {
 	d.cpMu.Lock()
 	defer d.cpMu.Unlock()
@@ -289,6 +293,9 @@ func (d *Dir) Checkpoint() error {
 		return err
 	}
 	if err := writeOffsetsCheckpoint(filepath.Join(d.path, logStartOffsetFile), starts); err != nil {
+		return err
+	}
+	if err := d.writeHighWatermarksLocked(); err != nil {
 		return err
 	}
 	return d.writeCleanerCheckpoint()

@@ -1,8 +1,9 @@
 // Package log owns a broker's partition logs on disk in Apache Kafka's format,
 // byte for byte: segments of v2 batches (.log) with sparse offset (.index) and
 // time (.timeindex) indexes, the leader-epoch-checkpoint of each partition, and
-// the data-dir-level recovery-point and log-start-offset checkpoints with the
-// clean-shutdown marker.
+// the data-dir-level recovery-point, log-start-offset and
+// replication-offset (high watermark) checkpoints with the clean-shutdown
+// marker.
 //
 // It appends already-validated batches (assigning offsets), reads whole batches
 // by offset, looks up offsets by timestamp, recovers torn tails after a crash,

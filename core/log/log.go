@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gregorbroker/gregor/core/record"
 )
@@ -22,6 +23,11 @@ type Log struct {
 
 	// cleanMu serialises compactions of this log. Taken before flushMu.
 	cleanMu sync.Mutex
+
+	// hw is the high watermark the partition last recorded, kept for the
+	// data dir's replication-offset-checkpoint; -1 when none is known.
+	// Atomic, so that recording it costs an append nothing.
+	hw atomic.Int64
 
 	// flushMu serialises fsyncs with each other and with changes that close
 	// segment files (retention, truncation, compaction swaps, close). Taken

@@ -26,6 +26,7 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 		topic: topic, partition: partition, dir: dir, opts: opts, cfg: cfg,
 		logger: opts.Logger.With("topic", topic, "partition", partition),
 	}
+	l.hw.Store(-1)
 	bases, err := l.listSegments()
 	if err != nil {
 		return nil, err

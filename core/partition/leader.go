@@ -85,11 +85,18 @@ func (p *Partition) advanceHighWatermarkLocked(leoMoved bool) {
 	lower(p.pendingISR)
 	moved := hw > p.hw
 	if moved {
-		p.hw = hw
+		p.setHighWatermarkLocked(hw)
 	}
 	if moved || leoMoved {
 		p.notifyLocked()
 	}
+}
+
+// setHighWatermarkLocked moves the high watermark and records it in the log
+// for the data dir's replication-offset-checkpoint.
+func (p *Partition) setHighWatermarkLocked(hw int64) {
+	p.hw = hw
+	p.log.SetHighWatermark(hw)
 }
 
 // FollowerFetch is what the leader learnt from one follower fetch.

@@ -102,10 +102,29 @@ func New(l *log.Log, topicID [16]byte, cfg Config, opts Options) (*Partition, er
 	if err := p.loadProducerState(); err != nil {
 		return nil, err
 	}
-	// A single replica's high watermark is its log end offset; a follower's
-	// is learnt from its leader and starts at what is known durable.
-	p.hw = l.LogEndOffset()
+	p.hw = initialHighWatermark(l, opts.Replicated)
+	l.SetHighWatermark(p.hw)
 	return p, nil
+}
+
+// initialHighWatermark is where a partition's high watermark starts. A
+// partition outside replication (a lone broker, tests) commits every append,
+// so it is its log end offset. A replicated one starts where the
+// replication-offset-checkpoint left it, bounded by the log (Kafka's
+// min(checkpointed HW, LEO)): the log may hold records the ISR never
+// confirmed, which must stay invisible until a leader's ISR confirms them
+// again. Without a checkpointed value nothing past the log start is known
+// committed.
+func initialHighWatermark(l *log.Log, replicated bool) int64 {
+	leo, start := l.LogEndOffset(), l.LogStartOffset()
+	if !replicated {
+		return leo
+	}
+	hw, ok := l.HighWatermark()
+	if !ok {
+		return start
+	}
+	return max(min(hw, leo), start)
 }
 
 // Log is the partition's log, for the retention and admin paths.

@@ -78,7 +78,7 @@ func (p *Partition) SetFollowerHighWatermark(leaderHW int64) {
 	defer p.mu.Unlock()
 	hw := min(leaderHW, p.log.LogEndOffset())
 	if hw > p.hw {
-		p.hw = hw
+		p.setHighWatermarkLocked(hw)
 		p.notifyLocked()
 	}
 }
@@ -120,7 +120,9 @@ func (p *Partition) afterTruncateLocked() error {
 		return err
 	}
 	leo := p.log.LogEndOffset()
-	p.hw = min(p.hw, leo)
+	// The high watermark follows the log end down, and up to a log start
+	// that a reset moved past it.
+	p.setHighWatermarkLocked(max(min(p.hw, leo), p.log.LogStartOffset()))
 	p.epochStart = min(p.epochStart, leo)
 	p.notifyLocked()
 	return nil
