@@ -32,9 +32,12 @@ type Config struct {
 	// it is the embedded single-node default.
 	Cluster Cluster `toml:"cluster"`
 	Log     Log     `toml:"log"`
-	Topics  Topics  `toml:"topics"`
-	Limits  Limits  `toml:"limits"`
-	Groups  Groups  `toml:"groups"`
+	// Replication tunes follower fetches, ISR lag and the high watermark
+	// checkpoint.
+	Replication Replication `toml:"replication"`
+	Topics      Topics      `toml:"topics"`
+	Limits      Limits      `toml:"limits"`
+	Groups      Groups      `toml:"groups"`
 	// Transactions configures the transaction coordinator.
 	Transactions Transactions `toml:"transactions"`
 	Security     Security     `toml:"security"`
@@ -223,7 +226,8 @@ func Default() Config {
 			Kafka: "127.0.0.1:9092",
 			HTTP:  "127.0.0.1:9644",
 		},
-		Cluster: defaultCluster(),
+		Cluster:     defaultCluster(),
+		Replication: defaultReplication(),
 		Log: Log{
 			SegmentBytes:             1 << 30,
 			SegmentMs:                7 * 24 * 3600 * 1000,
@@ -384,6 +388,9 @@ func (c *Config) Validate() error {
 		return bad("limits.max_connection_creation_rate", "%v is negative", c.Limits.MaxConnectionCreationRate)
 	}
 	if err := c.validateCluster(bad); err != nil {
+		return err
+	}
+	if err := c.Replication.validate(bad); err != nil {
 		return err
 	}
 	if err := c.validateSecurity(bad); err != nil {

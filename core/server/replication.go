@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gregorbroker/gregor/core/api"
 	"github.com/gregorbroker/gregor/core/config"
@@ -19,8 +20,7 @@ type alterPartitioner interface {
 // wireReplication builds the follower fetchers and, when the controller
 // takes ISR changes, the ISR decisions for partitions led here.
 func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *controller.Controller) error {
-	fcfg := replication.DefaultFetcherConfig(s.cfg.NodeID)
-	fcfg.Sync = s.cfg.Log.Durability == config.DurabilityFsync
+	fcfg := fetcherConfig(s.cfg)
 	fs, err := replication.NewFollowers(ctx, fcfg, replication.KgoDialer("gregor-replica-"+strconv.Itoa(int(s.cfg.NodeID))),
 		s.now, s.logger)
 	if err != nil {
@@ -39,10 +39,30 @@ func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *contr
 		return replication.Committed{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 			Replicas: p.Replicas, ISR: p.ISR}, nil
 	})
-	isr, err := replication.NewISR(replication.DefaultISRConfig(), b.Partitions, alter, s.now, s.logger.With("component", "isr"))
+	isr, err := replication.NewISR(isrConfig(s.cfg), b.Partitions, alter, s.now, s.logger.With("component", "isr"))
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	b.ISR = isr
 	return nil
+}
+
+// fetcherConfig is the follower fetch settings of [replication].
+func fetcherConfig(cfg config.Config) replication.FetcherConfig {
+	r := cfg.Replication
+	fcfg := replication.DefaultFetcherConfig(cfg.NodeID)
+	fcfg.MaxWait = time.Duration(r.ReplicaFetchWaitMaxMs) * time.Millisecond
+	fcfg.MinBytes = r.ReplicaFetchMinBytes
+	fcfg.MaxBytes = r.ReplicaFetchResponseMaxBytes
+	fcfg.PartitionMaxBytes = r.ReplicaFetchMaxBytes
+	fcfg.Backoff = time.Duration(r.ReplicaFetchBackoffMs) * time.Millisecond
+	fcfg.Sync = cfg.Log.Durability == config.DurabilityFsync
+	return fcfg
+}
+
+// isrConfig is the ISR settings of [replication].
+func isrConfig(cfg config.Config) replication.ISRConfig {
+	icfg := replication.DefaultISRConfig()
+	icfg.LagTimeMax = time.Duration(cfg.Replication.ReplicaLagTimeMaxMs) * time.Millisecond
+	return icfg
 }

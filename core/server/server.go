@@ -25,7 +25,6 @@ import (
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
-	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
@@ -163,8 +162,9 @@ func (s *Server) advertised() (string, int32, error) {
 }
 
 // Run serves until ctx is cancelled, then shuts down cleanly: listeners stop,
-// partitions write producer snapshots, logs are flushed and checkpointed, and
-// the controller closes.
+// follower fetches stop, partitions write producer snapshots, logs are
+// flushed and checkpointed (high watermarks included), and the controller
+// closes.
 func (s *Server) Run(ctx context.Context) (err error) {
 	defer s.closeListeners()
 	start := s.now()
@@ -353,7 +353,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if broker.ISR != nil {
 		ictx, icancel := context.WithCancel(context.Background())
 		g.Add(func() error {
-			t := time.NewTicker(replication.DefaultReplicaLagTimeMax / 2)
+			t := time.NewTicker(isrConfig(s.cfg).LagTimeMax / 2)
 			defer t.Stop()
 			broker.ISR.Run(ictx, t.C)
 			return nil
@@ -429,6 +429,11 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 	defer retention.Stop()
 	checkpoint := time.NewTicker(checkpointInterval)
 	defer checkpoint.Stop()
+	// High watermarks are written more often than the other checkpoints
+	// (Kafka's replica.high.watermark.checkpoint.interval.ms): what a
+	// restarted replica may show consumers is bounded by them.
+	hwCheckpoint := time.NewTicker(time.Duration(s.cfg.Replication.ReplicaHighWatermarkCheckpointIntervalMs) * time.Millisecond)
+	defer hwCheckpoint.Stop()
 	var flush <-chan time.Time
 	if s.cfg.Log.Durability == config.DurabilityPageCache && s.cfg.Log.FlushIntervalMs > 0 {
 		t := time.NewTicker(time.Duration(s.cfg.Log.FlushIntervalMs) * time.Millisecond)
@@ -453,6 +458,10 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 			}
 			if err := logs.Checkpoint(); err != nil {
 				s.logger.Error("checkpoint failed", "err", err)
+			}
+		case <-hwCheckpoint.C:
+			if err := logs.CheckpointHighWatermarks(); err != nil {
+				s.logger.Error("high watermark checkpoint failed", "err", err)
 			}
 		case <-flush:
 			for _, p := range b.Partitions.All() {
