@@ -23,14 +23,15 @@ func (b *Broker) handleAddOffsetsToTxn(r *protocol.Request) protocol.Reply {
 	case !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group):
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 	default:
-		resp.ErrorCode = b.addOffsetsPartition(r.Version, 2, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+		resp.ErrorCode = b.addOffsetsPartition(r.Version, 2, false, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
 	}
 	return protocol.Reply{Resp: resp}
 }
 
 // addOffsetsPartition adds a group's offsets partition to a transaction and
-// returns the error code (0 on success).
-func (b *Broker) addOffsetsPartition(version, fencedSince int16, id string, pid int64, epoch int16, groupID string) int16 {
+// returns the error code (0 on success). implicit is the join of KIP-890
+// part 2 (TxnOffsetCommit v5+), which marks the transaction as version 2.
+func (b *Broker) addOffsetsPartition(version, fencedSince int16, implicit bool, id string, pid int64, epoch int16, groupID string) int16 {
 	if b.Txns == nil || b.Groups == nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
@@ -38,7 +39,11 @@ func (b *Broker) addOffsetsPartition(version, fencedSince int16, id string, pid 
 	if err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	err = b.Txns.AddPartitions(txn.AddPartitionsRequest{TransactionalID: id, ProducerID: pid, ProducerEpoch: epoch,
-		Partitions: []txn.TopicPartition{{Topic: group.OffsetsTopic, Partition: group.PartitionFor(groupID, int32(len(t.Partitions)))}}})
+	req := txn.AddPartitionsRequest{TransactionalID: id, ProducerID: pid, ProducerEpoch: epoch,
+		Partitions: []txn.TopicPartition{{Topic: group.OffsetsTopic, Partition: group.PartitionFor(groupID, int32(len(t.Partitions)))}}}
+	if implicit {
+		req.TransactionVersion = 2
+	}
+	err = b.Txns.AddPartitions(req)
 	return b.txnCode(err, version, fencedSince)
 }

@@ -76,7 +76,7 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 		return answer(0, nil)
 	}
 	if r.Version >= 5 {
-		if code := b.addOffsetsPartition(r.Version, 3, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group); code != 0 {
+		if code := b.addOffsetsPartition(r.Version, 3, true, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group); code != 0 {
 			return answer(code, nil)
 		}
 	}

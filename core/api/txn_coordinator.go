@@ -191,6 +191,7 @@ func (b *Broker) verifyTxnProduce(version int16, txnID string, p *partition.Part
 	req := txn.AddPartitionsRequest{TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch,
 		Partitions: []txn.TopicPartition{{Topic: p.Topic, Partition: p.Index}}}
 	if version >= 12 {
+		req.TransactionVersion = 2
 		return b.Txns.AddPartitions(req)
 	}
 	errs, err := b.Txns.Verify(req)

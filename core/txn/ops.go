@@ -148,6 +148,10 @@ type AddPartitionsRequest struct {
 	ProducerID      int64
 	ProducerEpoch   int16
 	Partitions      []TopicPartition
+	// TransactionVersion is 2 when the partitions join implicitly
+	// (Produce v12+, TxnOffsetCommit v5+): the transaction is a KIP-890
+	// part 2 one.
+	TransactionVersion int16
 }
 
 // checkProducer validates the producer of a request against the id's
@@ -199,6 +203,9 @@ func (c *Coordinator) AddPartitions(req AddPartitionsRequest) error {
 	n := m.clone()
 	for _, tp := range req.Partitions {
 		n.partitions[tp] = true
+	}
+	if req.TransactionVersion >= 2 {
+		n.tv = 2
 	}
 	if n.state != StateOngoing {
 		n.state, n.startMs = StateOngoing, s.nowMs()
@@ -265,8 +272,12 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 	}
 	current := ProducerIDAndEpoch{m.producerID, m.epoch}
 	if req.BumpEpoch && m.completed() && m.state != StateEmpty {
-		// A retry whose answer was lost: the epoch was already bumped.
-		retried := req.ProducerID == m.producerID && req.ProducerEpoch == m.lastEpoch ||
+		// A retry whose answer was lost: the epoch was already bumped. As
+		// in Kafka, every end of a version 2 transaction bumps the epoch,
+		// so the one before it is inferred when it is not remembered (the
+		// state was reloaded meanwhile).
+		retried := req.ProducerID == m.producerID &&
+			(req.ProducerEpoch == m.lastEpoch || m.tv >= 2 && m.epoch > 0 && req.ProducerEpoch == m.epoch-1) ||
 			req.ProducerID == m.prevProducerID && m.lastEpoch < 0
 		if retried {
 			if m.state != want {
@@ -288,7 +299,7 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 		if err := s.bump(n); err != nil {
 			return ProducerIDAndEpoch{}, err
 		}
-		n.state, n.updateMs = StateCompleteAbort, s.nowMs()
+		n.state, n.updateMs, n.tv = StateCompleteAbort, s.nowMs(), 2
 		if err := s.write(n); err != nil {
 			return ProducerIDAndEpoch{}, err
 		}
@@ -315,6 +326,7 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 		}
 		n.lastEpoch = n.epoch
 		n.epoch++
+		n.tv = 2
 	}
 	n.updateMs = s.nowMs()
 	if err := s.write(n); err != nil {

@@ -18,12 +18,16 @@ func TestTV2EndAfterCoordinatorAbort(t *testing.T) {
 		first   *bool
 		commit  bool
 		want    error
+		reload  bool // the coordinator reloads its partition before the second EndTxn
 	}{
-		{"commit after a timeout abort is invalid", true, nil, true, ErrInvalidTxnState},
-		{"abort after a timeout abort succeeds", true, nil, false, nil},
-		{"retried commit succeeds", false, ptr(true), true, nil},
-		{"retried abort succeeds", false, ptr(false), false, nil},
-		{"abort after a commit is invalid", false, ptr(true), false, ErrInvalidTxnState},
+		{"commit after a timeout abort is invalid", true, nil, true, ErrInvalidTxnState, false},
+		{"abort after a timeout abort succeeds", true, nil, false, nil, false},
+		{"retried commit succeeds", false, ptr(true), true, nil, false},
+		{"retried abort succeeds", false, ptr(false), false, nil, false},
+		{"abort after a commit is invalid", false, ptr(true), false, ErrInvalidTxnState, false},
+		{"retried commit after a reload succeeds", false, ptr(true), true, nil, true},
+		{"retried abort after a reload succeeds", false, ptr(false), false, nil, true},
+		{"commit after a timeout abort and a reload is invalid", true, nil, true, ErrInvalidTxnState, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +55,10 @@ func TestTV2EndAfterCoordinatorAbort(t *testing.T) {
 				}
 			} else if _, err := end(*tc.first); err != nil {
 				t.Fatal(err)
+			}
+			if tc.reload {
+				e.c.Close()
+				e.start()
 			}
 			got, err := end(tc.commit)
 			if !errors.Is(err, tc.want) {
