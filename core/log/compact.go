@@ -149,7 +149,8 @@ func (l *Log) Clean(o CleanOptions) (res CleanResult, err error) {
 	if err != nil {
 		return CleanResult{}, err
 	}
-	f := &filter{keys: keys, producers: producers, now: p.now, retention: p.cfg.DeleteRetentionMs, horizon: -1}
+	f := &filter{keys: keys, producers: producers, aborted: l.abortedByProducer(), now: p.now,
+		retention: p.cfg.DeleteRetentionMs, horizon: -1}
 	for _, g := range groupSegments(p.segs, p.cfg.SegmentBytes) {
 		if err := l.cleanGroup(p, g, f, &res); err != nil && err != errUnchanged {
 			return CleanResult{}, err

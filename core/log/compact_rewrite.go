@@ -24,8 +24,9 @@ const (
 
 // filter decides, batch by batch, what a cleaning keeps.
 type filter struct {
-	keys      map[string]int64 // key -> latest offset in the dirty range
-	producers map[int64]int64  // producer id -> last offset of its last data batch
+	keys      map[string]int64       // key -> latest offset in the dirty range
+	producers map[int64]int64        // producer id -> last offset of its last data batch
+	aborted   map[int64][]AbortedTxn // producer id -> its aborted transactions
 	now       int64
 	retention int64 // delete.retention.ms
 	// horizon is the earliest delete horizon of a written batch that still
@@ -38,6 +39,18 @@ type filter struct {
 // rewritten with the retained records, Kafka's empty batch, or nothing.
 // changed reports whether dst got anything but b.
 func (f *filter) filterBatch(dst []byte, h record.Header, b []byte, res *CleanResult) ([]byte, bool, error) {
+	if !h.IsControl() && h.IsTransactional() && f.isAborted(h) {
+		// Aborted data is removed, as Kafka's cleaner does: no reader may
+		// see it anyway once read_committed, and its abort marker and
+		// index entry stay. The producer's last batch keeps its header,
+		// which carries the producer's last sequence.
+		res.RecordsRead += int64(h.LastOffsetDelta) + 1
+		if f.producers[h.ProducerID] == h.LastOffset() {
+			out, err := encodeRetained(dst, h, nil, -1)
+			return out, true, err
+		}
+		return dst, true, nil
+	}
 	if h.IsControl() || h.IsTransactional() {
 		// Kept whole: see buildOffsetMap.
 		return append(dst, b...), false, nil
@@ -94,6 +107,27 @@ func (f *filter) filterBatch(dst []byte, h record.Header, b []byte, res *CleanRe
 	}
 	out, err := encodeRetained(dst, h, f.kept.recs, horizon)
 	return out, true, err
+}
+
+// isAborted reports whether a transactional batch belongs to one of its
+// producer's aborted transactions: those span the producer's batches from
+// the transaction's first offset to its abort marker.
+func (f *filter) isAborted(h record.Header) bool {
+	for _, t := range f.aborted[h.ProducerID] {
+		if h.BaseOffset >= t.FirstOffset && h.BaseOffset < t.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
+// abortedByProducer groups the aborted transactions of the log by producer.
+func (l *Log) abortedByProducer() map[int64][]AbortedTxn {
+	out := map[int64][]AbortedTxn{}
+	for _, t := range l.AbortedTxns(0, math.MaxInt64) {
+		out[t.ProducerID] = append(out[t.ProducerID], t)
+	}
+	return out
 }
 
 // cleanedPath names a file of the compacted segment at base before its swap.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -31,7 +32,7 @@ func fillAborted(t *testing.T, e *env, l *Log) []AbortedTxn {
 // markers; the aborted-transaction index must come along, or read_committed
 // readers would be handed aborted records as committed ones. Merged
 // segments carry the entries of every segment they replace, across a
-// reopen.
+// reopen. The aborted data itself is removed, as Kafka's cleaner does.
 func TestCleanKeepsAbortedTxnIndex(t *testing.T) {
 	e := newEnv(t, compactConfig())
 	l := e.log("t", 0)
@@ -47,6 +48,33 @@ func TestCleanKeepsAbortedTxnIndex(t *testing.T) {
 	}
 	if got := l.AbortedTxns(0, l.LogEndOffset()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after cleaning:\n got %+v\nwant %+v", got, want)
+	}
+	// Below the active segment, which is never cleaned, the aborted records
+	// are gone; each producer's batch stays as an empty transactional batch
+	// that keeps its producer state.
+	active := l.segs[len(l.segs)-1].base
+	recs, hs := allRecords(t, l)
+	for _, r := range recs {
+		if strings.HasPrefix(r.value, "aborted") && r.offset < active {
+			t.Fatalf("aborted record kept at offset %d: %+v", r.offset, r)
+		}
+	}
+	empty, below := map[int64]bool{}, 0
+	for _, a := range want {
+		if a.FirstOffset < active {
+			below++
+		}
+	}
+	for _, h := range hs {
+		if h.ProducerID >= 100 && h.IsTransactional() && !h.IsControl() && h.BaseOffset < active {
+			if h.NumRecords != 0 {
+				t.Fatalf("producer %d's aborted batch at %d kept %d records", h.ProducerID, h.BaseOffset, h.NumRecords)
+			}
+			empty[h.ProducerID] = true
+		}
+	}
+	if len(empty) != below || below < 8 {
+		t.Fatalf("%d producers kept their last batch's header, want %d (of %d)", len(empty), below, len(want))
 	}
 	e.reopen()
 	l, _ = e.dir.Log("t", 0)
