@@ -1,0 +1,315 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestFault is the fault suite (make fault, make fault-smoke; never in
+// make test): three "gregor serve" processes, two idempotent acks=all
+// writers of unique values, a reader by assign and a reader by group, and
+// faults from a seeded schedule: SIGKILL a partition leader or the active
+// controller and restart it, SIGSTOP and SIGCONT a node, SIGTERM a node and
+// restart it. After healing, a fresh reader drains every partition and the
+// checker reports lost acknowledged writes, duplicates, acknowledged values
+// at another offset, one offset holding different values (across all
+// readers) and offsets going backwards in one reader's stream.
+//
+// GREGOR_FAULT=1 enables it. FAULT_SEEDS is a comma-separated list of seeds
+// or ranges ("1-20"), default one seed from the clock; FAULT_DURATION is
+// the fault phase of each seed (a Go duration, default 60s). Every seed is
+// printed, so "FAULT_SEEDS=<seed>" replays a schedule's choices (timing
+// on a loaded machine still differs).
+func TestFault(t *testing.T) {
+	if os.Getenv("GREGOR_FAULT") == "" {
+		t.Skip("the fault suite runs with make fault (GREGOR_FAULT=1)")
+	}
+	seeds, err := parseFaultSeeds(os.Getenv("FAULT_SEEDS"), uint64(time.Now().UnixNano()%1_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dur := 60 * time.Second
+	if s := os.Getenv("FAULT_DURATION"); s != "" {
+		if dur, err = time.ParseDuration(s); err != nil || dur <= 0 {
+			t.Fatalf("FAULT_DURATION=%q: want a positive Go duration such as 60s (%v)", s, err)
+		}
+	}
+	var results []string
+	for _, seed := range seeds {
+		fmt.Printf("fault: seed %d, %v of faults\n", seed, dur)
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runFaultSchedule(t, seed, dur) })
+		verdict := "PASS"
+		if !ok {
+			verdict = "FAIL"
+		}
+		results = append(results, fmt.Sprintf("seed %d: %s", seed, verdict))
+	}
+	fmt.Printf("fault: %d schedules of %v\n  %s\n", len(seeds), dur, strings.Join(results, "\n  "))
+}
+
+// parseFaultSeeds reads "1,5,10-12"; an empty string gives def.
+func parseFaultSeeds(s string, def uint64) ([]uint64, error) {
+	if strings.TrimSpace(s) == "" {
+		return []uint64{def}, nil
+	}
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("FAULT_SEEDS=%q: %q is not a seed or a range a-b", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a || b-a > 10000 {
+				return nil, fmt.Errorf("FAULT_SEEDS=%q: bad range %q", s, part)
+			}
+		}
+		for v := a; v <= b; v++ {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func TestParseFaultSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint64
+		bad  bool
+	}{
+		{"", []uint64{7}, false},
+		{"3", []uint64{3}, false},
+		{"1, 4-6,9", []uint64{1, 4, 5, 6, 9}, false},
+		{"x", nil, true},
+		{"5-2", nil, true},
+		{"1-", nil, true},
+	} {
+		got, err := parseFaultSeeds(tc.in, 7)
+		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
+			t.Errorf("parseFaultSeeds(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+// liveReader consumes a topic for the whole run and keeps what it saw.
+type liveReader struct {
+	name string
+	mu   sync.Mutex // guards got, errs
+	got  []*kgo.Record
+	errs []string
+}
+
+func (r *liveReader) run(ctx context.Context, cl *kgo.Client) {
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		fs.EachError(func(topic string, p int32, err error) {
+			if len(r.errs) < 20 {
+				r.errs = append(r.errs, fmt.Sprintf("%s-%d: %v", topic, p, err))
+			}
+		})
+		fs.EachRecord(func(rec *kgo.Record) { r.got = append(r.got, rec) })
+		r.mu.Unlock()
+	}
+}
+
+// faultKinds are the faults a schedule draws from.
+var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart"}
+
+func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
+	const (
+		topic      = "fault"
+		partitions = 6
+	)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	c := startChildCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), dur+5*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(c.client())
+	two := "2"
+	if res, err := adm.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil {
+		t.Fatalf("create %s: %v (%s)", topic, err, res.ErrMessage)
+	}
+	c.waitMetadata("the topic with a full ISR", 30*time.Second, func(md kadm.Metadata) bool { return fullISR(md, topic, partitions) })
+
+	wctx, stopWriting := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var writers []*ackWriter
+	for i := range 2 {
+		w := newAckWriter(c.client(ackWriterOpts()...), topic, fmt.Sprintf("w%d", i))
+		writers = append(writers, w)
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(wctx, ctx, 100) }()
+	}
+	rctx, stopReading := context.WithCancel(ctx)
+	assign := &liveReader{name: "assign"}
+	group := &liveReader{name: "group"}
+	parts := map[int32]kgo.Offset{}
+	for p := range int32(partitions) {
+		parts[p] = kgo.NewOffset().AtStart()
+	}
+	var rwg sync.WaitGroup
+	rwg.Add(2)
+	go func() {
+		defer rwg.Done()
+		assign.run(rctx, c.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts})))
+	}()
+	go func() {
+		defer rwg.Done()
+		group.run(rctx, c.client(kgo.ConsumerGroup("fault-readers"), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())))
+	}()
+
+	// The schedule: one fault at a time, each after the cluster has healed
+	// from the previous one (every node up, every ISR whole), so that no
+	// fault takes a partition below min.insync.replicas by itself.
+	ids := []int32{1, 2, 3}
+	start := time.Now()
+	end := start.Add(dur)
+	var faults []string
+	for n := 0; time.Now().Before(end); n++ {
+		time.Sleep(time.Duration(1000+rng.IntN(2000)) * time.Millisecond) // the schedule's pacing
+		kind := faultKinds[rng.IntN(len(faultKinds))]
+		down := time.Duration(500+rng.IntN(3500)) * time.Millisecond
+		pick := rng.IntN(1 << 30)
+		mdctx, mdcancel := context.WithTimeout(ctx, 5*time.Second)
+		md, err := c.metadata(mdctx)
+		mdcancel()
+		if err != nil {
+			t.Fatalf("fault %d: metadata: %v", n, err)
+		}
+		var target int32
+		switch kind {
+		case "kill-leader":
+			ps := md.Topics[topic].Partitions.Sorted()
+			target = ps[pick%len(ps)].Leader
+		case "kill-controller":
+			target = md.Controller
+		default:
+			target = ids[pick%len(ids)]
+		}
+		if target < 1 || target > 3 {
+			t.Fatalf("fault %d (%s): no target in metadata (controller %d)", n, kind, md.Controller)
+		}
+		a := 0
+		for _, w := range writers {
+			x, _, _ := w.counts()
+			a += x
+		}
+		desc := fmt.Sprintf("%s node %d for %v (acked %d)", kind, target, down, a)
+		t.Logf("fault %d at +%v: %s", n, time.Since(start).Round(100*time.Millisecond), desc)
+		faults = append(faults, desc)
+		switch kind {
+		case "kill-leader", "kill-controller":
+			c.kill(target)
+			time.Sleep(down) // the node stays down this long
+			c.restart(target)
+		case "pause":
+			c.pause(target)
+			time.Sleep(down) // the node stays frozen this long
+			c.resume(target)
+		case "restart":
+			c.stop(target)
+			time.Sleep(down)
+			c.restart(target)
+		}
+		c.waitMetadata(fmt.Sprintf("healing after fault %d (%s)", n, desc), 90*time.Second, func(md kadm.Metadata) bool {
+			return len(md.Brokers) == 3 && fullISR(md, topic, partitions)
+		})
+	}
+
+	// Healed: stop writing, flush what is in flight, let the live readers
+	// catch up to the end, then drain with a fresh reader.
+	stopWriting()
+	wg.Wait()
+	ends := listEnds(t, ctx, adm, topic)
+	waitReaderCaughtUp(t, assign, ends, 60*time.Second)
+	stopReading()
+	rwg.Wait()
+	got, err := drainTopic(ctx, c.addrs(), topic, ends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isOurs := func(v string) bool { return strings.HasPrefix(v, "w0-") || strings.HasPrefix(v, "w1-") }
+	rep := checkRecords(writers, got, isOurs)
+	final := map[recordAddress]string{}
+	for _, r := range got {
+		final[recordAddress{r.Partition, r.Offset}] = string(r.Value)
+	}
+	for _, lr := range []*liveReader{assign, group} {
+		lr.mu.Lock()
+		last := map[int32]int64{}
+		for _, r := range lr.got {
+			at := recordAddress{r.Partition, r.Offset}
+			if v, ok := final[at]; ok && v != string(r.Value) {
+				rep.Conflicts = append(rep.Conflicts, fmt.Sprintf("%s-reader p%d@%d:%s|final:%s", lr.name, at.Partition, at.Offset, r.Value, v))
+			} else if !ok && at.Offset < ends[at.Partition] {
+				rep.Conflicts = append(rep.Conflicts, fmt.Sprintf("%s-reader p%d@%d:%s|final:none", lr.name, at.Partition, at.Offset, r.Value))
+			}
+			// A group member may re-read from the committed offset after
+			// a rebalance; only the assign reader's stream must only move
+			// forward.
+			if lr == assign {
+				if prev, ok := last[r.Partition]; ok && r.Offset <= prev {
+					rep.NonMonotonic = append(rep.NonMonotonic, fmt.Sprintf("assign p%d:%d-after-%d", r.Partition, r.Offset, prev))
+				}
+				last[r.Partition] = r.Offset
+			}
+		}
+		t.Logf("%s reader: %d records, errors %v", lr.name, len(lr.got), lr.errs)
+		lr.mu.Unlock()
+	}
+	summary := fmt.Sprintf("seed %d: %d faults; %s", seed, len(faults), rep)
+	fmt.Printf("fault: %s\n", summary)
+	t.Log(summary)
+	if !rep.ok() {
+		t.Errorf("seed %d: the checker found anomalies (replay with FAULT_SEEDS=%d): %s\nfaults: %s", seed, seed, rep, strings.Join(faults, "; "))
+	}
+	if rep.Acked == 0 {
+		t.Errorf("seed %d: nothing was acknowledged", seed)
+	}
+}
+
+// waitReaderCaughtUp polls until the reader has seen the last offset
+// below ends of every partition.
+func waitReaderCaughtUp(t *testing.T, r *liveReader, ends map[int32]int64, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		r.mu.Lock()
+		seen := map[int32]int64{}
+		for _, rec := range r.got {
+			seen[rec.Partition] = max(seen[rec.Partition], rec.Offset+1)
+		}
+		r.mu.Unlock()
+		behind := map[int32]int64{}
+		for p, e := range ends {
+			if seen[p] < e {
+				behind[p] = e - seen[p]
+			}
+		}
+		if len(behind) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s reader still behind the end after %v: %v records per partition", r.name, limit, behind)
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // polling a consumer's progress
+	}
+}
