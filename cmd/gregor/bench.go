@@ -52,6 +52,7 @@ func newBenchCmd() *cobra.Command {
 		jsonOut    string
 		durability string
 		security   []string
+		txnEvery   []int
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -61,7 +62,9 @@ func newBenchCmd() *cobra.Command {
 
 Without --bootstrap, bench starts a broker in this process on a temporary data
 directory and loopback ports, with the durability given by --durability. Each
-case writes --records records to a fresh topic and reads them back.`,
+case writes --records records to a fresh topic and reads them back. A second
+table shows a transactional producer committing every --txn-commit-every
+records, next to the idempotent acks=all throughput of the same case.`,
 		Example: `  gregor bench
   gregor bench --records 200000 --sizes 100 --partitions 6 --acks all
   gregor bench --bootstrap 127.0.0.1:9092 --json bench.json`,
@@ -109,10 +112,16 @@ case writes --records records to a fresh topic and reads them back.`,
 				}
 			}
 			printBench(out, results)
+			txnResults, err := runTxnBench(ctx, targets[0], sizes, partitions, txnEvery, records, results)
+			if err != nil {
+				return err
+			}
+			printTxnBench(out, txnResults)
 			if jsonOut != "" {
 				data, _ := json.MarshalIndent(map[string]any{
 					"time": time.Now().UTC().Format(time.RFC3339), "goos": runtime.GOOS, "goarch": runtime.GOARCH,
 					"cpus": runtime.NumCPU(), "durability": durability, "results": results,
+					"transactions": txnResults,
 				}, "", "  ")
 				if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
 					return err
@@ -127,6 +136,8 @@ case writes --records records to a fresh topic and reads them back.`,
 	cmd.Flags().Int32SliceVar(&partitions, "partitions", []int32{1, 6}, "partition counts")
 	cmd.Flags().StringSliceVar(&acks, "acks", []string{"1", "all"}, "acks settings: 1, all")
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
+	cmd.Flags().IntSliceVar(&txnEvery, "txn-commit-every", []int{100, 1000},
+		"also measure a transactional producer committing every N records (empty: skip)")
 	cmd.Flags().StringVar(&durability, "durability", config.DurabilityFsync, "durability of the in-process broker: fsync or page_cache")
 	cmd.Flags().StringSliceVar(&security, "security", []string{benchPlaintext},
 		"listeners of the in-process broker to measure, each case on each: plaintext, ssl (TLS 1.2+), sasl_ssl (SCRAM-SHA-512 over TLS)")
