@@ -137,7 +137,7 @@ records, next to the idempotent acks=all throughput of the same case.`,
 	cmd.Flags().StringSliceVar(&acks, "acks", []string{"1", "all"}, "acks settings: 1, all")
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
 	cmd.Flags().IntSliceVar(&txnEvery, "txn-commit-every", []int{100, 1000},
-		"also measure a transactional producer committing every N records (empty: skip)")
+		"also measure a transactional producer committing every N records (0: skip)")
 	cmd.Flags().StringVar(&durability, "durability", config.DurabilityFsync, "durability of the in-process broker: fsync or page_cache")
 	cmd.Flags().StringSliceVar(&security, "security", []string{benchPlaintext},
 		"listeners of the in-process broker to measure, each case on each: plaintext, ssl (TLS 1.2+), sasl_ssl (SCRAM-SHA-512 over TLS)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"text/tabwriter"
@@ -101,6 +102,7 @@ func runTxnBenchCase(ctx context.Context, target benchTarget, size int, parts in
 // partition count, on the plaintext target, next to the acks=all baseline
 // found in results.
 func runTxnBench(ctx context.Context, target benchTarget, sizes []int, partitions []int32, everies []int, n int, results []benchResult) ([]txnBenchResult, error) {
+	everies = slices.DeleteFunc(slices.Clone(everies), func(e int) bool { return e <= 0 })
 	if len(everies) == 0 || len(partitions) == 0 {
 		return nil, nil
 	}
