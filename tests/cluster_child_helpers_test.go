@@ -113,7 +113,11 @@ auto_create = false
 // answer (a cluster node answers only once a controller quorum exists).
 func startChildBrokerAsync(t testing.TB, cfgPath, addr string) *childBroker {
 	logs := &lockedBuffer{}
-	cmd := exec.Command(gregorBinary(t), "serve", "--config", cfgPath, "--log-level", "warn")
+	level := "warn"
+	if l := os.Getenv("FAULT_LOG_LEVEL"); l != "" {
+		level = l // info shows every ISR and leadership change
+	}
+	cmd := exec.Command(gregorBinary(t), "serve", "--config", cfgPath, "--log-level", level)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Errorf("start gregor serve: %v", err)
@@ -231,8 +235,26 @@ func (c *childCluster) stop(id int32) {
 	if nd.paused {
 		c.resume(id)
 	}
-	nd.proc.stop()
+	proc := nd.proc
 	nd.proc = nil
+	_ = proc.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-proc.done:
+		if proc.err != nil {
+			c.t.Errorf("node %d exited with %v after SIGTERM", id, proc.err)
+		}
+	case <-time.After(30 * time.Second):
+		// A Go process dumps every goroutine on SIGQUIT: the hang's cause.
+		_ = proc.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-proc.done:
+		case <-time.After(10 * time.Second):
+			_ = proc.cmd.Process.Kill()
+			<-proc.done
+		}
+		out := proc.logs.String()
+		c.t.Errorf("node %d did not stop within 30s of SIGTERM; its output ends:\n%s", id, out[max(0, len(out)-200000):])
+	}
 }
 
 // restart starts a stopped node on its data directory and waits until it
@@ -243,7 +265,16 @@ func (c *childCluster) restart(id int32) {
 	if nd.proc != nil {
 		c.t.Fatalf("node %d is already running", id)
 	}
-	nd.proc = startChildBroker(c.t, nd.cfgPath, nd.addr)
+	nd.proc = startChildBrokerAsync(c.t, nd.cfgPath, nd.addr)
+	if nd.proc == nil {
+		c.t.FailNow()
+	}
+	exited := make(chan error, 1)
+	go func(p *childBroker) {
+		<-p.done
+		exited <- p.err
+	}(nd.proc)
+	waitForBroker(c.t, nd.addr, exited)
 }
 
 // pause SIGSTOPs a node; resume SIGCONTs it.
