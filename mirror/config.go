@@ -93,6 +93,12 @@ type Topics struct {
 	// exclude patterns, and never a promoted topic). Off by default: a
 	// deletion on the source then leaves the target's copy in place.
 	SyncDeletions bool `toml:"sync_deletions"`
+	// GrowPartitions adds partitions to an existing target topic that has
+	// fewer than its source (the default). When false, or when the target
+	// has more, copy mode places each record with the default partitioner
+	// (murmur2 of the key) instead, and group offsets of the topic are not
+	// translated; link mode refuses such a topic.
+	GrowPartitions bool `toml:"grow_partitions"`
 }
 
 // Groups selects the consumer groups whose offsets are checkpointed.
@@ -138,6 +144,7 @@ func Default() Config {
 			Include:           []string{".*"},
 			Rename:            RenamePrefix,
 			Separator:         ".",
+			GrowPartitions:    true,
 			SyncConfigs:       true,
 			SyncACLs:          true,
 			ReplicationFactor: -1,

@@ -110,12 +110,13 @@ func (c *copier) run(ctx context.Context) {
 // produce writes one source record to the same partition of the target
 // topic; the acknowledgement advances the partition's offset map.
 func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Record) {
+	if n := st.spreadTo(); n > 0 {
+		c.produceSpread(ctx, st, src, n)
+		return
+	}
 	up := src.Offset
 	ts := src.Timestamp
-	size := len(src.Key) + len(src.Value)
-	for _, h := range src.Headers {
-		size += len(h.Key) + len(h.Value)
-	}
+	size := recordSize(src)
 	out := &kgo.Record{Topic: st.target, Partition: src.Partition, Key: src.Key, Value: src.Value,
 		Headers: src.Headers, Timestamp: ts}
 	st.mu.Lock()
@@ -179,7 +180,14 @@ func (c *copier) syncIdle() {
 		n := len(st.offsets.runs)
 		var sync OffsetSync
 		need := false
-		if n > 0 && st.state == StateMirroring {
+		if st.spread > 0 && st.state == StateMirroring {
+			up := st.offsets.srcNext - 1
+			if up != st.syncedUp && up >= 0 {
+				need = true
+				sync = OffsetSync{Topic: st.topic, Partition: st.partition, Upstream: up, Downstream: -1}
+				st.syncedUp, st.lastSync = up, c.s.m.opts.Now()
+			}
+		} else if n > 0 && st.state == StateMirroring {
 			last := st.offsets.runs[n-1]
 			up := last.up + (st.offsets.tgtNext - last.down) - 1
 			if up != st.syncedUp && up >= 0 {

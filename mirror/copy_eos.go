@@ -89,14 +89,16 @@ func (c *copier) transact(ctx context.Context, fs kgo.Fetches) error {
 	var mu sync.Mutex // guards wrote and perr
 	wrote := make([][]written, len(parts))
 	var perr error
+	spread := make([]int32, len(parts))
 	for i, p := range parts {
+		spread[i] = p.st.spreadTo()
 		for _, src := range p.recs {
-			size := len(src.Key) + len(src.Value)
-			for _, h := range src.Headers {
-				size += len(h.Key) + len(h.Value)
-			}
+			size := recordSize(src)
 			out := &kgo.Record{Topic: p.st.target, Partition: src.Partition, Key: src.Key, Value: src.Value,
 				Headers: src.Headers, Timestamp: src.Timestamp}
+			if spread[i] > 0 {
+				out.Partition = spreadPartition(src.Key, src.Partition, spread[i])
+			}
 			up, ts := src.Offset, src.Timestamp
 			txn.Produce(ctx, out, func(r *kgo.Record, err error) {
 				mu.Lock()
@@ -124,6 +126,18 @@ func (c *copier) transact(ctx context.Context, fs kgo.Fetches) error {
 		if len(ws) == 0 {
 			continue
 		}
+		if spread[i] > 0 {
+			// Positions only; the transaction commits every record at
+			// once, so the highest source offset is the position.
+			var top int64 = -1
+			for _, w := range ws {
+				top = max(top, w.up)
+			}
+			sy := OffsetSync{Topic: p.st.topic, Partition: p.st.partition, Upstream: top, Downstream: -1}
+			syncs = append(syncs, &kgo.Record{Topic: OffsetSyncsTopic(c.s.cfg.Source.Name), Partition: 0,
+				Key: sy.Key(), Value: sy.Value()})
+			continue
+		}
 		p.st.mu.Lock()
 		sim := p.st.offsets.tail()
 		p.st.mu.Unlock()
@@ -149,8 +163,19 @@ func (c *copier) transact(ctx context.Context, fs kgo.Fetches) error {
 		}
 		st := p.st
 		st.mu.Lock()
-		for _, w := range ws {
-			st.offsets.add(w.up, w.down)
+		if spread[i] > 0 {
+			// Records spread over target partitions are acknowledged
+			// out of source order; ws is in acknowledgement order.
+			var top int64 = -1
+			for _, w := range ws {
+				top = max(top, w.up)
+			}
+			st.offsets.skipTo(top + 1)
+			ws[len(ws)-1].up = top
+		} else {
+			for _, w := range ws {
+				st.offsets.add(w.up, w.down)
+			}
 		}
 		st.records += int64(len(ws))
 		last := ws[len(ws)-1]

@@ -10,7 +10,11 @@
 // source offsets and failover needs no translation; a Gregor target keeps
 // link topics read-only (the gregor.mirror.link topic config) and appends
 // the link's batches at their own offsets, gaps and transaction markers
-// included, until the topic is promoted.
+// included, until the topic is promoted. A copy-mode topic whose existing
+// target has another partition count (larger, or smaller with
+// topics.grow_partitions = false) is copied through the default
+// partitioner instead, its group offsets left untranslated
+// (repartition.go); link mode refuses it.
 //
 // A mirror resumes from what the target holds: after a crash it pairs the
 // records written since its last offset sync with their source records, so

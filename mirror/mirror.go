@@ -41,7 +41,10 @@ type Mirror struct {
 	mu      sync.Mutex
 	parts   map[topicPartition]*partitionState
 	skipped map[string]string
-	lastErr error
+	// untranslated are the source topics copied through the partitioner,
+	// with the reason their group offsets are not translated.
+	untranslated map[string]string
+	lastErr      error
 }
 
 type topicPartition struct {
@@ -83,6 +86,11 @@ type partitionState struct {
 	// upstream offset.
 	lastSync time.Time
 	syncedUp int64
+	// spread is the target topic's partition count when records are
+	// placed through the default partitioner (repartition.go), else 0;
+	// acks then tracks which produced records are acknowledged.
+	spread int32
+	acks   ackTracker
 }
 
 // New checks cfg and builds a mirror; nothing connects until Run.
@@ -181,7 +189,7 @@ func (m *Mirror) lookup(topic string, p int32) (*partitionState, bool) {
 func (st *partitionState) translate(mode string, committed int64) (int64, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.state != StateMirroring && st.state != StateStopped && st.state != StatePromoted {
+	if st.state != StateMirroring && st.state != StateStopped && st.state != StatePromoted || st.spread > 0 {
 		return 0, false
 	}
 	if mode == ModeLink {
@@ -211,6 +219,9 @@ type Status struct {
 	Partitions []PartitionStatus
 	// Skipped names source topics that are not mirrored, with the reason.
 	Skipped map[string]string
+	// Untranslated names source topics copied through the partitioner
+	// (partition counts differ), whose group offsets are not translated.
+	Untranslated map[string]string
 	// LastError is the error that ended the previous session, if any.
 	LastError string
 }
@@ -243,9 +254,12 @@ func (s Status) Lag() int64 {
 func (m *Mirror) Status() Status {
 	m.mu.Lock()
 	out := Status{Name: m.opts.Name, Source: m.cfg.Source.Name, Target: m.cfg.Target.Name, Mode: m.cfg.Mirror.Mode,
-		Skipped: make(map[string]string, len(m.skipped))}
+		Skipped: make(map[string]string, len(m.skipped)), Untranslated: make(map[string]string, len(m.untranslated))}
 	for t, why := range m.skipped {
 		out.Skipped[t] = why
+	}
+	for t, why := range m.untranslated {
+		out.Untranslated[t] = why
 	}
 	if m.lastErr != nil {
 		out.LastError = m.lastErr.Error()

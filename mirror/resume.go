@@ -55,12 +55,28 @@ func (s *session) resumeCopy(ctx context.Context, topic string, parts []int32) (
 	var fresh []*kgo.Record
 	for _, p := range parts {
 		st := s.m.state(topic, p)
+		if st.spreadTo() > 0 {
+			srcStart, err := lookupOffset(srcStarts, topic, p)
+			if err != nil {
+				st.fail(err)
+				continue
+			}
+			from, sync := resumeSpread(st, s.syncs[topicPartition{topic, p}], srcStart)
+			if sync != nil {
+				fresh = append(fresh, &kgo.Record{Topic: OffsetSyncsTopic(s.cfg.Source.Name), Partition: 0,
+					Key: sync.Key(), Value: sync.Value()})
+			}
+			out[p] = from
+			continue
+		}
 		tgtEnd, err := lookupOffset(tgtEnds, target, p)
 		if err != nil {
 			st.fail(err)
 			continue
 		}
-		syncs := s.syncs[topicPartition{topic, p}]
+		// A stretch copied through the partitioner cannot be translated;
+		// translation starts again after it.
+		syncs, position := afterPositionSync(s.syncs[topicPartition{topic, p}])
 		st.mu.Lock()
 		st.offsets.reset(0, 0)
 		st.state, st.err = StateResuming, nil
@@ -70,6 +86,9 @@ func (s *session) resumeCopy(ctx context.Context, topic string, parts []int32) (
 			if err != nil {
 				st.fail(err)
 				continue
+			}
+			if position != nil {
+				srcStart = position.Upstream + 1
 			}
 			sentinel := OffsetSync{Topic: topic, Partition: p, Upstream: srcStart - 1, Downstream: tgtEnd - 1}
 			fresh = append(fresh, &kgo.Record{Topic: OffsetSyncsTopic(s.cfg.Source.Name), Partition: 0,

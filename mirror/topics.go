@@ -44,6 +44,7 @@ func (s *session) refresh(ctx context.Context) error {
 	}
 	fromTarget := s.topicsFromTarget(rctx, srcTopics)
 	skipped := map[string]string{}
+	untranslated := map[string]string{}
 	var selected []string
 	for _, name := range srcTopics.Names() {
 		why := s.m.pol.topicSkip(name, fromTarget)
@@ -73,7 +74,21 @@ func (s *session) refresh(ctx context.Context) error {
 		}
 		target := s.m.pol.TargetTopic(name)
 		dst, exists := dstTopics[target]
+		dstN := int32(len(dst.Partitions))
+		var spread int32
 		switch {
+		case exists && dst.Err == nil && dstN != n && (dstN > n || !s.cfg.Topics.GrowPartitions):
+			if s.cfg.Mirror.Mode == ModeLink {
+				skipped[name] = fmt.Sprintf("link mode keeps offsets and needs equal partition counts: target %s has %d partitions, the source %d",
+					target, dstN, n)
+				continue
+			}
+			spread = dstN
+			untranslated[name] = fmt.Sprintf("target %s has %d partitions, the source %d: records are placed by key, group offsets are not translated",
+				target, dstN, n)
+			if configs != nil {
+				s.syncConfigs(rctx, target, configs[name])
+			}
 		case !exists || dst.Err != nil:
 			if err := s.markProvenance(rctx, name); err != nil {
 				return err
@@ -89,9 +104,6 @@ func (s *session) refresh(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("mirror: grow target %s to %d partitions: %w", target, n, err)
 			}
-		case int32(len(dst.Partitions)) > n:
-			skipped[name] = fmt.Sprintf("target %s has %d partitions, the source %d", target, len(dst.Partitions), n)
-			continue
 		default:
 			if configs != nil {
 				s.syncConfigs(rctx, target, configs[name])
@@ -102,6 +114,7 @@ func (s *session) refresh(ctx context.Context) error {
 				}
 			}
 		}
+		s.setSpread(name, n, spread)
 		if err := s.startPartitions(rctx, name, n); err != nil {
 			return err
 		}
@@ -114,8 +127,26 @@ func (s *session) refresh(ctx context.Context) error {
 	}
 	s.m.mu.Lock()
 	s.m.skipped = skipped
+	s.m.untranslated = untranslated
 	s.m.mu.Unlock()
 	return nil
+}
+
+// setSpread sets how partitions [0, n) of a source topic that this session
+// has not started yet place their records: through the default partitioner
+// over spread target partitions, or partition to partition (0). A started
+// partition keeps its placement for the session, so that no key's records
+// are reordered across a change of the target's partition count.
+func (s *session) setSpread(topic string, n, spread int32) {
+	for p := int32(0); p < n; p++ {
+		if s.started[topicPartition{topic, p}] {
+			continue
+		}
+		st := s.m.state(topic, p)
+		st.mu.Lock()
+		st.spread = spread
+		st.mu.Unlock()
+	}
 }
 
 // startPartitions starts partitions [0, n) of a source topic that this
