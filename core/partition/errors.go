@@ -12,6 +12,7 @@ var (
 	ErrOutOfOrderSequence   = errors.New("partition: out of order sequence number")
 	ErrInvalidProducerEpoch = errors.New("partition: invalid producer epoch")
 	ErrNotLeader            = errors.New("partition: not the leader")
+	ErrNotFollower          = errors.New("partition: not a follower")
 	ErrFencedLeaderEpoch    = errors.New("partition: fenced leader epoch")
 	ErrUnknownLeaderEpoch   = errors.New("partition: unknown leader epoch")
 	ErrOffsetOutOfRange     = errors.New("partition: offset out of range")

@@ -31,6 +31,14 @@ func (p *Partition) AppendAsFollower(batches []byte) (FollowerAppend, error) {
 	if p.closed {
 		return FollowerAppend{}, ErrClosed
 	}
+	if p.isLocal(p.leader) {
+		// A fetch sent while this broker followed can answer after it was
+		// elected: the old leader's tail would land above the new epoch's
+		// start, stamped with the old epoch, and every follower would loop
+		// truncating to the epoch's end and fetching that tail back.
+		return FollowerAppend{}, fmt.Errorf("%w: %s-%d: this broker leads epoch %d; replicated batches refused",
+			ErrNotFollower, p.Topic, p.Index, p.leaderEpoch)
+	}
 	var res FollowerAppend
 	it := record.Batches(batches)
 	for it.Next() {

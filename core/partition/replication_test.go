@@ -266,6 +266,34 @@ func TestFollowerCopiesLeader(t *testing.T) {
 	}
 }
 
+// TestLeaderRefusesReplicatedBatches: a fetch answered by the old leader
+// after this broker was elected must not append the old leader's tail.
+func TestLeaderRefusesReplicatedBatches(t *testing.T) {
+	c := &clock{t: testNow}
+	old := openReplica(t, 1, c, testConfig())
+	elected := openReplica(t, 2, c, testConfig())
+	old.SetLeadershipEpochs(1, 2, 0, []int32{1, 2}, []int32{1, 2})
+	elected.SetLeadershipEpochs(1, 2, 0, []int32{1, 2}, []int32{1, 2})
+	appendN(t, old, 3)
+	if _, err := elected.AppendAsFollower(leaderBatches(t, old, 0)); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, old, 2) // the old leader's unreplicated tail
+	elected.SetLeadershipEpochs(2, 3, 1, []int32{1, 2}, []int32{2})
+	_, err := elected.AppendAsFollower(leaderBatches(t, old, 3))
+	if !errors.Is(err, ErrNotFollower) {
+		t.Fatalf("append of the old leader's tail on the new leader: %v", err)
+	}
+	if off, epoch := elected.FetchPosition(); off != 3 || epoch != 3 {
+		t.Fatalf("new leader at %d epoch %d, want 3 epoch 3 (the new epoch starts at its end)", off, epoch)
+	}
+	// Deposed again, it follows normally.
+	elected.SetLeadershipEpochs(1, 4, 2, []int32{1, 2}, []int32{1, 2})
+	if _, err := elected.AppendAsFollower(leaderBatches(t, old, 3)); err != nil {
+		t.Fatalf("follower append after losing leadership: %v", err)
+	}
+}
+
 func TestAppendAsFollowerRefusesCorruption(t *testing.T) {
 	c := &clock{t: testNow}
 	follower := openReplica(t, 2, c, testConfig())
