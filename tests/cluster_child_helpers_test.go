@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -135,6 +137,17 @@ func startChildBrokerAsync(t testing.TB, cfgPath, addr string) *childBroker {
 		}
 	})
 	return c
+}
+
+// createReplicated creates an RF=3 topic. A CreateTopics retried by the
+// client after a lost answer (a controller change) finds the topic it
+// created: on a fresh cluster that counts as created.
+func createReplicated(t testing.TB, ctx context.Context, adm *kadm.Client, topic string, partitions int32, configs map[string]*string) {
+	t.Helper()
+	res, err := adm.CreateTopic(ctx, partitions, 3, configs, topic)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		t.Fatalf("create %s: %v (%s)", topic, err, res.ErrMessage)
+	}
 }
 
 // addrs lists the Kafka listeners of every node.

@@ -36,9 +36,7 @@ func TestClusterDataPlane(t *testing.T) {
 	admCl := c.client()
 	adm := kadm.NewClient(admCl)
 	two := "2"
-	if res, err := adm.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil {
-		t.Fatalf("create %s: %v (%s)", topic, err, res.ErrMessage)
-	}
+	createReplicated(t, ctx, adm, topic, partitions, map[string]*string{"min.insync.replicas": &two})
 	md := c.waitMetadata("the RF=3 topic with a full ISR", 30*time.Second, func(md kadm.Metadata) bool { return fullISR(md, topic, partitions) })
 
 	// The victim leads some partitions and is not the controller, so the
@@ -105,9 +103,7 @@ func TestClusterDataPlane(t *testing.T) {
 // it is truncated when it rejoins (see TestClusterDataPlane).
 func testDivergedFollowerTruncated(t *testing.T, ctx context.Context, c *childCluster, adm *kadm.Client) {
 	const topic = "diverge"
-	if res, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil {
-		t.Fatalf("create %s: %v (%s)", topic, err, res.ErrMessage)
-	}
+	createReplicated(t, ctx, adm, topic, 1, nil)
 	md := c.waitMetadata("the diverge topic with a full ISR", 30*time.Second, func(md kadm.Metadata) bool { return fullISR(md, topic, 1) })
 	p := md.Topics[topic].Partitions[0]
 	oldLeader := p.Leader

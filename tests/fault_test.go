@@ -143,9 +143,7 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 	defer cancel()
 	adm := kadm.NewClient(c.client())
 	two := "2"
-	if res, err := adm.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil {
-		t.Fatalf("create %s: %v (%s)", topic, err, res.ErrMessage)
-	}
+	createReplicated(t, ctx, adm, topic, partitions, map[string]*string{"min.insync.replicas": &two})
 	c.waitMetadata("the topic with a full ISR", 30*time.Second, func(md kadm.Metadata) bool { return fullISR(md, topic, partitions) })
 
 	wctx, stopWriting := context.WithCancel(ctx)
