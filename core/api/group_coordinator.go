@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net"
 	"strconv"
 	"sync"
@@ -73,48 +72,23 @@ func (b *Broker) assignGroupPartitions(im *controller.Image) {
 	b.Groups.Assign(int32(len(t.Partitions)), led)
 }
 
-// offsetsTopicMu serialises the creation of __consumer_offsets.
-var offsetsTopicMu sync.Mutex
-
 // offsetsTopic returns __consumer_offsets, creating it as Kafka does on the
 // first FindCoordinator: compacted, with groups.offsets_topic_partitions
-// partitions and a replication factor no larger than the cluster.
+// partitions and a replication factor no larger than the live cluster.
 func (b *Broker) offsetsTopic() (*controller.Topic, error) {
-	if t, ok := b.Controller.Image().Topic(group.OffsetsTopic); ok {
-		return t, nil
-	}
-	offsetsTopicMu.Lock()
-	defer offsetsTopicMu.Unlock()
-	im := b.Controller.Image()
-	if t, ok := im.Topic(group.OffsetsTopic); ok {
-		return t, nil
-	}
 	gc := b.Config.Groups
-	rf := gc.OffsetsTopicReplicationFactor
-	if n := int16(len(im.Brokers)); n > 0 && rf > n {
-		rf = n
-	}
-	ctx, cancel := b.ctx(0)
-	defer cancel()
-	res := b.Controller.CreateTopics(ctx, []controller.CreateTopic{{
-		Name: group.OffsetsTopic, NumPartitions: gc.OffsetsTopicPartitions, ReplicationFactor: rf,
-		Configs: map[string]string{
-			"cleanup.policy":   "compact",
-			"segment.bytes":    strconv.FormatInt(gc.OffsetsTopicSegmentBytes, 10),
-			"compression.type": "producer",
+	return b.ensureInternalTopic(internalTopic{
+		name: group.OffsetsTopic, partitions: gc.OffsetsTopicPartitions,
+		replicationFactor: gc.OffsetsTopicReplicationFactor,
+		configFor: func(int16) map[string]string {
+			return map[string]string{
+				"cleanup.policy":   "compact",
+				"segment.bytes":    strconv.FormatInt(gc.OffsetsTopicSegmentBytes, 10),
+				"compression.type": "producer",
+			}
 		},
-	}}, false)
-	if err := res[0].Err; err != nil && !errors.Is(err, controller.ErrTopicExists) {
-		return nil, err
-	}
-	b.Logger.Info("created the offsets topic", "topic", group.OffsetsTopic, "partitions", gc.OffsetsTopicPartitions,
-		"replication_factor", rf)
-	b.SyncPartitions(b.Controller.Image())
-	t, ok := b.Controller.Image().Topic(group.OffsetsTopic)
-	if !ok {
-		return nil, group.ErrCoordinatorNotAvailable
-	}
-	return t, nil
+		unavailable: group.ErrCoordinatorNotAvailable,
+	})
 }
 
 // clientHost is how Kafka shows a client's address: "/" and the IP.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -130,50 +129,25 @@ func (b *Broker) assignTxnPartitions(im *controller.Image) {
 	b.Txns.Assign(int32(len(t.Partitions)), led)
 }
 
-// txnTopicMu serialises the creation of __transaction_state.
-var txnTopicMu sync.Mutex
-
 // transactionTopic returns __transaction_state, creating it as Kafka does on
 // the first FindCoordinator for a transactional id: compacted, with
 // transactions.state_log_partitions partitions, min.insync.replicas 2 capped
 // by the replication factor.
 func (b *Broker) transactionTopic() (*controller.Topic, error) {
-	if t, ok := b.Controller.Image().Topic(txn.StateTopic); ok {
-		return t, nil
-	}
-	txnTopicMu.Lock()
-	defer txnTopicMu.Unlock()
-	im := b.Controller.Image()
-	if t, ok := im.Topic(txn.StateTopic); ok {
-		return t, nil
-	}
 	tc := b.Config.Transactions
-	rf := tc.StateLogReplicationFactor
-	if n := int16(len(im.Brokers)); n > 0 && rf > n {
-		rf = n
-	}
-	ctx, cancel := b.ctx(0)
-	defer cancel()
-	res := b.Controller.CreateTopics(ctx, []controller.CreateTopic{{
-		Name: txn.StateTopic, NumPartitions: tc.StateLogPartitions, ReplicationFactor: rf,
-		Configs: map[string]string{
-			"cleanup.policy":      "compact",
-			"segment.bytes":       strconv.FormatInt(tc.StateLogSegmentBytes, 10),
-			"compression.type":    "uncompressed",
-			"min.insync.replicas": strconv.Itoa(int(min(rf, 2))),
+	return b.ensureInternalTopic(internalTopic{
+		name: txn.StateTopic, partitions: tc.StateLogPartitions,
+		replicationFactor: tc.StateLogReplicationFactor,
+		configFor: func(rf int16) map[string]string {
+			return map[string]string{
+				"cleanup.policy":      "compact",
+				"segment.bytes":       strconv.FormatInt(tc.StateLogSegmentBytes, 10),
+				"compression.type":    "uncompressed",
+				"min.insync.replicas": strconv.Itoa(int(min(rf, 2))),
+			}
 		},
-	}}, false)
-	if err := res[0].Err; err != nil && !errors.Is(err, controller.ErrTopicExists) {
-		return nil, err
-	}
-	b.Logger.Info("created the transaction state topic", "topic", txn.StateTopic, "partitions", tc.StateLogPartitions,
-		"replication_factor", rf)
-	b.SyncPartitions(b.Controller.Image())
-	t, ok := b.Controller.Image().Topic(txn.StateTopic)
-	if !ok {
-		return nil, txn.ErrCoordinatorNotAvailable
-	}
-	return t, nil
+		unavailable: txn.ErrCoordinatorNotAvailable,
+	})
 }
 
 // verifyTxnProduce applies KIP-890 part 1 on the produce path: the first
