@@ -4,8 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestConsumerRecordsBytes(t *testing.T) {
@@ -77,8 +75,7 @@ func TestConsumerRecordsCorrupt(t *testing.T) {
 		{"trailing bytes", key(keyConsumerGroupTargetMetadata), []byte{0, 0, 0, 0, 0, 7, 0, 9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
-				consumer: map[string]map[string][]byte{}, seen: map[string]bool{}}
+			ls := newLoadState()
 			if err := ls.apply(tc.key, tc.value); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("err = %v, want ErrCorrupt", err)
 			}
@@ -92,8 +89,7 @@ func FuzzDecodeConsumerRecords(f *testing.F) {
 	f.Add(encodeConsumerKey(keyConsumerGroupMemberMetadata, "g", "m"), encodeMemberMetadata(memberMetadataValue{topics: []string{"t"}}))
 	f.Add(encodeConsumerKey(keyConsumerGroupPartitionMetadata, "g", ""), encodePartitionMetadata([]partitionMetadataTopic{{name: "t"}}))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
-			consumer: map[string]map[string][]byte{}, seen: map[string]bool{}}
+		ls := newLoadState()
 		if err := ls.apply(key, value); err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("not a corruption error: %v", err)
 		}

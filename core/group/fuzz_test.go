@@ -3,8 +3,6 @@ package group
 import (
 	"errors"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // FuzzApplyRecord feeds arbitrary keys and values to the replay decoder: it
@@ -18,7 +16,7 @@ func FuzzApplyRecord(f *testing.F) {
 	f.Add(encodeGroupKey("g"), []byte(nil))
 	f.Add([]byte{0, 9, 1}, []byte{1})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{}, seen: map[string]bool{}}
+		ls := newLoadState()
 		if err := ls.apply(key, value); err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("error outside the corruption class: %v", err)
 		}

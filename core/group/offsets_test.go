@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -269,7 +267,7 @@ func TestDecodeCorruptRecords(t *testing.T) {
 		{"group value with a huge member count", encodeGroupKey("g"), []byte{0, 3, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{}, seen: map[string]bool{}}
+			ls := newLoadState()
 			if err := ls.apply(tc.key, tc.value); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("err = %v, want ErrCorrupt", err)
 			}

@@ -154,6 +154,11 @@ type loadState struct {
 	pending  map[int64]pendingTxn // transactional offsets awaiting their marker
 }
 
+func newLoadState() *loadState {
+	return &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
+		consumer: map[string]map[string][]byte{}, seen: map[string]bool{}}
+}
+
 func (ls *loadState) note(group string) {
 	if !ls.seen[group] {
 		ls.seen[group] = true
@@ -214,8 +219,7 @@ func (ls *loadState) apply(key, value []byte) error {
 
 // replay reads the partition from its log start to its end.
 func (s *shard) replay() (*loadState, error) {
-	ls := &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
-		consumer: map[string]map[string][]byte{}, seen: map[string]bool{}}
+	ls := newLoadState()
 	l := s.p.Log()
 	err := l.Scan(l.LogStartOffset(), func(h record.Header, batch []byte) error {
 		if h.IsTransactional() {
