@@ -24,6 +24,7 @@ import (
 type childCluster struct {
 	t     testing.TB
 	nodes map[int32]*childNode
+	net   *faultNet // nil unless the nodes talk through proxies
 }
 
 // childNode is one node of a childCluster; proc is nil while it is down.
@@ -40,13 +41,30 @@ type childNode struct {
 // replica lag so that failover happens within seconds), starts n nodes and
 // waits until every one lists all n brokers.
 func startChildCluster(t testing.TB, n int) *childCluster {
+	return startChildClusterNet(t, n, false)
+}
+
+// startChildClusterNet is startChildCluster; with proxied, every node's
+// listeners are reached through a faultNet (c.net), by clients and peers
+// alike, so that links between nodes can be cut.
+func startChildClusterNet(t testing.TB, n int, proxied bool) *childCluster {
 	t.Helper()
 	c := &childCluster{t: t, nodes: map[int32]*childNode{}}
+	if proxied {
+		c.net = newFaultNet(t)
+	}
 	var voters []string
-	kafka := map[int32]string{}
+	kafka := map[int32]string{}     // the address clients and peers dial
+	kafkaBind := map[int32]string{} // the address the node binds
+	ctrlBind := map[int32]string{}
 	for id := int32(1); id <= int32(n); id++ {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, freePort(t)))
-		kafka[id] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		kafkaBind[id] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		ctrlBind[id] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		kafka[id], voters = kafkaBind[id], append(voters, fmt.Sprintf("%d@%s", id, ctrlBind[id]))
+		if proxied {
+			kafka[id] = c.net.listen(id, kafkaBind[id])
+			voters[id-1] = fmt.Sprintf("%d@%s", id, c.net.listen(id, ctrlBind[id]))
+		}
 	}
 	quoted := make([]string, len(voters))
 	for i, v := range voters {
@@ -63,6 +81,7 @@ data_dir = %q
 
 [listeners]
 kafka = %q
+kafka_advertised = %q
 controller = %q
 http = ""
 
@@ -79,7 +98,7 @@ replica_fetch_backoff_ms = 100
 
 [topics]
 auto_create = false
-`, id, nd.dataDir, nd.addr, strings.SplitN(voters[id-1], "@", 2)[1], strings.Join(quoted, ", "))
+`, id, nd.dataDir, kafkaBind[id], nd.addr, ctrlBind[id], strings.Join(quoted, ", "))
 		if err := os.WriteFile(nd.cfgPath, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -90,8 +109,9 @@ auto_create = false
 	started := make(chan error, n)
 	for _, nd := range c.nodes {
 		go func() {
-			started <- nil
 			nd.proc = startChildBrokerAsync(t, nd.cfgPath, nd.addr)
+			c.track(nd)
+			started <- nil
 		}()
 	}
 	for range n {
@@ -237,6 +257,19 @@ func (c *childCluster) kill(id int32) {
 		c.t.Fatalf("node %d: %v", id, err)
 	}
 	nd.proc, nd.paused = nil, false
+	c.track(nd)
+}
+
+// track tells the fault network which process is the node now.
+func (c *childCluster) track(nd *childNode) {
+	if c.net == nil {
+		return
+	}
+	pid := 0
+	if nd.proc != nil {
+		pid = nd.proc.cmd.Process.Pid
+	}
+	c.net.setNode(nd.id, pid)
 }
 
 // stop sends SIGTERM (a controlled shutdown) and waits for the exit.
@@ -250,6 +283,7 @@ func (c *childCluster) stop(id int32) {
 	}
 	proc := nd.proc
 	nd.proc = nil
+	c.track(nd)
 	_ = proc.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-proc.done:
@@ -282,6 +316,7 @@ func (c *childCluster) restart(id int32) {
 	if nd.proc == nil {
 		c.t.FailNow()
 	}
+	c.track(nd)
 	exited := make(chan error, 1)
 	go func(p *childBroker) {
 		<-p.done

@@ -21,7 +21,10 @@ import (
 // writers of unique values, a reader by assign and a reader by group, and
 // faults from a seeded schedule: SIGKILL a partition leader or the active
 // controller and restart it, SIGSTOP and SIGCONT a node, SIGTERM a node and
-// restart it. After healing, a fresh reader drains every partition and the
+// restart it, cut the link between two nodes or isolate one node from both
+// peers (dropping or blackholing connections; see faultNet), reassign a
+// partition between three and two replicas, and SIGKILL a follower,
+// truncate or bit-flip the tail of its segment and restart it. After healing, a fresh reader drains every partition and the
 // checker reports lost acknowledged writes, duplicates, acknowledged values
 // at another offset, one offset holding different values (across all
 // readers) and offsets going backwards in one reader's stream.
@@ -130,7 +133,7 @@ func (r *liveReader) run(ctx context.Context, cl *kgo.Client) {
 }
 
 // faultKinds are the faults a schedule draws from.
-var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart"}
+var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart", "cut-link", "isolate", "reassign", "corrupt-follower"}
 
 func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 	const (
@@ -138,13 +141,16 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 		partitions = 6
 	)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	c := startChildCluster(t, 3)
+	c := startChildClusterNet(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), dur+5*time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(c.client())
 	two := "2"
 	createReplicated(t, ctx, adm, topic, partitions, map[string]*string{"min.insync.replicas": &two})
 	c.waitMetadata("the topic with a full ISR", 30*time.Second, func(md kadm.Metadata) bool { return fullISR(md, topic, partitions) })
+	if c.net.nodeConns() == 0 {
+		t.Fatal("the fault network told no connection apart as a node's (is /proc readable?): link cuts would do nothing")
+	}
 
 	wctx, stopWriting := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -185,19 +191,33 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 		kind := faultKinds[rng.IntN(len(faultKinds))]
 		down := time.Duration(500+rng.IntN(3500)) * time.Millisecond
 		pick := rng.IntN(1 << 30)
+		frng := rand.New(rand.NewPCG(seed, uint64(n))) // this fault's further choices
 		mdctx, mdcancel := context.WithTimeout(ctx, 5*time.Second)
 		md, err := c.metadata(mdctx)
 		mdcancel()
 		if err != nil {
 			t.Fatalf("fault %d: metadata: %v", n, err)
 		}
+		ps := md.Topics[topic].Partitions.Sorted()
+		part := ps[pick%len(ps)]
 		var target int32
 		switch kind {
 		case "kill-leader":
-			ps := md.Topics[topic].Partitions.Sorted()
-			target = ps[pick%len(ps)].Leader
+			target = part.Leader
 		case "kill-controller":
 			target = md.Controller
+		case "corrupt-follower":
+			var followers []int32
+			for _, r := range part.Replicas {
+				if r != part.Leader {
+					followers = append(followers, r)
+				}
+			}
+			slices.Sort(followers)
+			target = part.Leader // an RF=1 partition has no follower; never drawn with RF>=2
+			if len(followers) > 0 {
+				target = followers[frng.IntN(len(followers))]
+			}
 		default:
 			target = ids[pick%len(ids)]
 		}
@@ -210,9 +230,46 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 			a += x
 		}
 		desc := fmt.Sprintf("%s node %d for %v (acked %d)", kind, target, down, a)
+		var peer int32
+		mode := cutDrop
+		switch kind {
+		case "cut-link":
+			others := slices.DeleteFunc(slices.Clone(ids), func(id int32) bool { return id == target })
+			peer = others[frng.IntN(len(others))]
+			mode = []cutMode{cutDrop, cutBlackhole}[frng.IntN(2)]
+			desc = fmt.Sprintf("cut-link %d<->%d (%s) for %v (acked %d)", target, peer, mode, down, a)
+		case "isolate":
+			mode = []cutMode{cutDrop, cutBlackhole}[frng.IntN(2)]
+			desc = fmt.Sprintf("isolate node %d from its peers (%s) for %v (acked %d)", target, mode, down, a)
+		case "reassign", "corrupt-follower":
+			desc = fmt.Sprintf("%s %s-%d (replicas %v, leader %d) node %d (acked %d)", kind, topic, part.Partition, part.Replicas, part.Leader, target, a)
+		}
 		t.Logf("fault %d at +%v: %s", n, time.Since(start).Round(100*time.Millisecond), desc)
 		faults = append(faults, desc)
 		switch kind {
+		case "cut-link":
+			c.net.cutLink(target, peer, mode)
+			time.Sleep(down) // the link stays cut this long
+			c.net.heal()
+		case "isolate":
+			for _, id := range ids {
+				if id != target {
+					c.net.cutLink(target, id, mode)
+				}
+			}
+			time.Sleep(down)
+			c.net.heal()
+		case "reassign":
+			reassignOne(t, ctx, adm, topic, partitions, part, ids, frng)
+		case "corrupt-follower":
+			c.kill(target)
+			what, err := corruptTail(c.nodes[target].dataDir, topic, part.Partition, frng)
+			if err != nil {
+				t.Fatalf("fault %d: corrupt node %d: %v", n, target, err)
+			}
+			t.Logf("fault %d: node %d: %s", n, target, what)
+			faults[len(faults)-1] += ": " + what
+			c.restart(target)
 		case "kill-leader", "kill-controller":
 			c.kill(target)
 			time.Sleep(down) // the node stays down this long
@@ -229,6 +286,7 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 		c.waitMetadata(fmt.Sprintf("healing after fault %d (%s)", n, desc), 90*time.Second, func(md kadm.Metadata) bool {
 			return len(md.Brokers) == 3 && fullISR(md, topic, partitions)
 		})
+		waitNoReassignment(t, ctx, adm, topic, partitions, 90*time.Second)
 	}
 
 	// Healed: stop writing, flush what is in flight, let the live readers
@@ -280,6 +338,56 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 	}
 	if rep.Acked == 0 {
 		t.Errorf("seed %d: nothing was acknowledged", seed)
+	}
+}
+
+// reassignOne moves a partition between RF=3 and RF=2: from three
+// replicas to two of them, or from two to all three in a random order,
+// then asks for the preferred leader. The new replica catches up from the
+// leader while the writers go on.
+func reassignOne(t *testing.T, ctx context.Context, adm *kadm.Client, topic string, partitions int, p kadm.PartitionDetail, ids []int32, rng *rand.Rand) {
+	t.Helper()
+	perm := slices.Clone(ids)
+	rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	if len(p.Replicas) == len(ids) {
+		perm = perm[:len(ids)-1]
+	}
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign(topic, p.Partition, perm)
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := adm.AlterPartitionAssignments(rctx, req)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("reassign %s-%d to %v: %v", topic, p.Partition, perm, err)
+	}
+	waitNoReassignment(t, ctx, adm, topic, partitions, 90*time.Second)
+	if _, err := adm.ElectLeaders(rctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {p.Partition: {}}}); err != nil {
+		t.Logf("preferred election for %s-%d: %v", topic, p.Partition, err)
+	}
+}
+
+// waitNoReassignment polls until no reassignment of topic is in progress.
+func waitNoReassignment(t *testing.T, ctx context.Context, adm *kadm.Client, topic string, partitions int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		set := kadm.TopicsSet{}
+		for p := range int32(partitions) {
+			set.Add(topic, p)
+		}
+		rs, err := adm.ListPartitionReassignments(lctx, set)
+		cancel()
+		if err == nil && len(rs[topic]) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a reassignment of %s still runs after %v: %+v (err %v)", topic, limit, rs, err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a remote condition
 	}
 }
 
