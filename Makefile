@@ -41,8 +41,10 @@ security-tools: tools
 	$(GO) test $(GOFLAGS_TEST) -run 'TestKafkaSecurityTools' -v ./tests
 
 # The fault suite (tests/fault_test.go), not part of make test: three
-# broker processes, acks=all writers, readers, and SIGKILL/SIGSTOP/restart
-# faults from seeded schedules; the checker must find nothing lost,
+# broker processes behind proxies, acks=all writers, readers, and faults from
+# seeded schedules (SIGKILL a leader or the controller, SIGSTOP, SIGTERM and
+# restart, cut or blackhole links, isolate a node, reassign a partition,
+# corrupt a follower's segment tail); the checker must find nothing lost,
 # duplicated or inconsistent. FAULT_SEEDS="1-20" or "3,7" (default: one
 # seed from the clock, printed), FAULT_DURATION per seed (default 60s).
 # fault-smoke is one short seeded run (about a minute) for CI.
