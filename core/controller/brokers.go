@@ -99,7 +99,7 @@ func (c *Controller) RegisterBrokerFenced(ctx context.Context, b Broker) (int64,
 		}
 		records = append(records, c.planBrokerLoss(after, b.NodeID)...)
 	}
-	errs := c.proposeAll(ctx, records)
+	errs := c.proposeAsActive(ctx, records)
 	if errs[0] != nil {
 		return 0, errs[0]
 	}
@@ -146,7 +146,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		if !br.InControlledShutdown {
 			records = append([]record{state}, records...)
 		}
-		if err := firstErr(c.proposeAll(ctx, records)); err != nil {
+		if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
 			return reply, err
 		}
 		if leads := c.Image().leaderships(br.NodeID); leads > 0 {
@@ -155,7 +155,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		// Nothing is led here any more: the broker may stop, fenced. It
 		// stays fenced until it registers again.
 		fence := &brokerStateRecord{NodeID: br.NodeID, Epoch: br.Epoch, Fenced: true, ControlledShutdown: true}
-		if err := c.propose(ctx, fence); err != nil {
+		if err := firstErr(c.proposeAsActive(ctx, []record{fence})); err != nil {
 			return reply, err
 		}
 		c.log.Info("controlled shutdown complete", "node", br.NodeID)
@@ -164,12 +164,12 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		// Shut down: a late ordinary heartbeat must not bring it back.
 	case br.Fenced && reply.CaughtUp:
 		unfence := &brokerStateRecord{NodeID: br.NodeID, Epoch: br.Epoch}
-		if err := c.propose(ctx, unfence); err != nil {
+		if err := firstErr(c.proposeAsActive(ctx, []record{unfence})); err != nil {
 			return reply, err
 		}
 		c.log.Info("unfenced broker", "node", br.NodeID, "epoch", br.Epoch)
 		reply.Fenced = false
-		if err := firstErr(c.proposeAll(ctx, c.planElections(c.Image()))); err != nil {
+		if err := firstErr(c.proposeAsActive(ctx, c.planElections(c.Image()))); err != nil {
 			c.log.Warn("electing leaders after an unfence", "node", br.NodeID, "err", err)
 		}
 	}
@@ -208,10 +208,10 @@ func (c *Controller) ExpireSessions(ctx context.Context) error {
 			im = after
 		}
 	}
-	if err := firstErr(c.proposeAll(ctx, records)); err != nil {
+	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
 		return err
 	}
-	return firstErr(c.proposeAll(ctx, c.planElections(c.Image())))
+	return firstErr(c.proposeAsActive(ctx, c.planElections(c.Image())))
 }
 
 // runSessions calls ExpireSessions every interval while the controller runs.

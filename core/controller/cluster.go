@@ -67,7 +67,7 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, count int32) (int6
 	if first > math.MaxInt64-int64(count) {
 		return 0, fmt.Errorf("controller: producer id block of %d: %w: the producer id space is exhausted", count, ErrPolicyViolation)
 	}
-	if err := c.propose(ctx, &producerIDsRecord{First: first, Count: count}); err != nil {
+	if err := firstErr(c.proposeAsActive(ctx, []record{&producerIDsRecord{First: first, Count: count}})); err != nil {
 		return 0, err
 	}
 	return first, nil

@@ -110,7 +110,7 @@ func (c *Controller) handleForward(ctx context.Context, body []byte) []byte {
 			records[i] = r
 		}
 		c.writeMu.Lock()
-		errs := c.proposeAll(ctx, records)
+		errs := c.proposeAsActive(ctx, records)
 		c.writeMu.Unlock()
 		resp.Errors = make([]*wireError, len(errs))
 		for i, err := range errs {

@@ -53,7 +53,7 @@ func (c *Controller) alterPartition(ctx context.Context, req AlterPartitionReque
 		return Partition{}, err
 	}
 	if r := ch.record(); r != nil {
-		if err := c.propose(ctx, r); err != nil {
+		if err := firstErr(c.proposeAsActive(ctx, []record{r})); err != nil {
 			return Partition{}, err
 		}
 		c.log.Info("ISR changed", "topic", req.Topic, "partition", req.Partition, "isr", ch.p.ISR, "leader", ch.p.Leader)

@@ -121,6 +121,22 @@ func (c *Controller) proposeAll(ctx context.Context, records []record) []error {
 	}
 }
 
+// proposeAsActive is proposeAll for a plan made from this node's image
+// while it was the active controller: if leadership has moved since, every
+// record fails with ErrNotController, so the caller retries against the new
+// controller, instead of the stale plan being forwarded there (the new
+// controller refuses broker-state records from a peer).
+func (c *Controller) proposeAsActive(ctx context.Context, records []record) []error {
+	if len(records) > 0 && !c.isActive() {
+		errs := make([]error, len(records))
+		for i := range errs {
+			errs[i] = fmt.Errorf("controller: node %d: %w: leadership moved while planning", c.cfg.NodeID, ErrNotController)
+		}
+		return errs
+	}
+	return c.proposeAll(ctx, records)
+}
+
 // propose is proposeAll for one record.
 func (c *Controller) propose(ctx context.Context, r record) error {
 	return c.proposeAll(ctx, []record{r})[0]
