@@ -43,39 +43,49 @@ func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, parts [
 	if err := c.checkWritable(ctx); err != nil {
 		return nil, err
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	im := c.Image()
 	all := parts == nil
 	if all {
-		for _, t := range sortedTopics(im) {
+		for _, t := range sortedTopics(c.Image()) {
 			for i := range t.Partitions {
 				parts = append(parts, TopicPartition{t.Name, int32(i)})
 			}
 		}
 	}
-	results := make([]ElectionResult, 0, len(parts))
-	var records []record
-	var recordOf []int
-	for _, tp := range parts {
-		res := ElectionResult{TopicPartition: tp}
-		ch, err := planElection(im, typ, tp)
-		if err != nil {
-			if all && err == errNoElection {
-				continue
-			}
-			if err == errNoElection {
-				err = fmt.Errorf("controller: topic %q partition %d: %w", tp.Topic, tp.Partition, ErrElectionNotNeeded)
-			}
-			res.Err = err
-		} else if r := ch.record(); r != nil {
-			records = append(records, r)
-			recordOf = append(recordOf, len(results))
-		}
-		results = append(results, res)
+	errs := make([]error, len(parts))
+	skip := make([]bool, len(parts))
+	todo := make([]int, len(parts))
+	for i := range todo {
+		todo[i] = i
 	}
-	for j, err := range c.proposeAll(ctx, records) {
-		results[recordOf[j]].Err = err
+	retryStalePlans(ctx, c, todo, errs, func(todo []int) {
+		c.writeMu.Lock()
+		defer c.writeMu.Unlock()
+		im := c.Image()
+		var records []record
+		var recordOf []int
+		for _, i := range todo {
+			ch, err := planElection(im, typ, parts[i])
+			skip[i] = all && err == errNoElection
+			if err == errNoElection {
+				err = fmt.Errorf("controller: topic %q partition %d: %w", parts[i].Topic, parts[i].Partition, ErrElectionNotNeeded)
+			}
+			errs[i] = err
+			if err == nil {
+				if r := ch.record(); r != nil {
+					records = append(records, r)
+					recordOf = append(recordOf, i)
+				}
+			}
+		}
+		for j, err := range c.proposeAll(ctx, records) {
+			errs[recordOf[j]] = err
+		}
+	})
+	results := make([]ElectionResult, 0, len(parts))
+	for i, tp := range parts {
+		if !skip[i] {
+			results = append(results, ElectionResult{TopicPartition: tp, Err: errs[i]})
+		}
 	}
 	return results, nil
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -32,17 +33,7 @@ type ReassignmentStatus struct {
 // replicas caught up). errs follow reqs.
 func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Reassignment) []error {
 	errs := make([]error, len(reqs))
-	if err := c.checkWritable(ctx); err != nil {
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs
-	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	im := c.Image()
-	var records []record
-	var recordOf []int
+	var todo []int
 	seen := map[[2]any]bool{}
 	for i, r := range reqs {
 		key := [2]any{r.Topic, r.Partition}
@@ -51,24 +42,66 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Rea
 			continue
 		}
 		seen[key] = true
-		ch, err := planReassignment(im, r)
-		if err != nil {
+		todo = append(todo, i)
+	}
+	retryStalePlans(ctx, c, todo, errs, func(todo []int) {
+		c.writeMu.Lock()
+		defer c.writeMu.Unlock()
+		im := c.Image()
+		var records []record
+		var recordOf []int
+		for _, i := range todo {
+			ch, err := planReassignment(im, reqs[i])
 			errs[i] = err
-			continue
+			if err != nil {
+				continue
+			}
+			if rec := ch.record(); rec != nil {
+				records = append(records, rec)
+				recordOf = append(recordOf, i)
+			}
 		}
-		if rec := ch.record(); rec != nil {
-			records = append(records, rec)
-			recordOf = append(recordOf, i)
+		for j, err := range c.proposeAll(ctx, records) {
+			errs[recordOf[j]] = err
+			if err == nil {
+				r := reqs[recordOf[j]]
+				c.log.Info("partition reassignment", "topic", r.Topic, "partition", r.Partition, "target", r.Replicas)
+			}
 		}
-	}
-	for j, err := range c.proposeAll(ctx, records) {
-		errs[recordOf[j]] = err
-		if err == nil {
-			r := reqs[recordOf[j]]
-			c.log.Info("partition reassignment", "topic", r.Topic, "partition", r.Partition, "target", r.Replicas)
-		}
-	}
+	})
 	return errs
+}
+
+// maxPlanAttempts bounds how often a partition change planned on a stale
+// image is planned again.
+const maxPlanAttempts = 5
+
+// retryStalePlans runs attempt for the requests todo (indices into errs)
+// after a barrier with the active controller, and again for those that
+// failed with ErrInvalidUpdateVersion: a node that is not the active
+// controller plans on its own image, which may trail the active one's by
+// an ISR change committed meanwhile; the active controller refuses such a
+// change by its partition epoch and a fresh plan usually succeeds.
+func retryStalePlans(ctx context.Context, c *Controller, todo []int, errs []error, attempt func(todo []int)) {
+	for n := 1; len(todo) > 0; n++ {
+		if err := c.checkWritable(ctx); err != nil {
+			for _, i := range todo {
+				errs[i] = err
+			}
+			return
+		}
+		attempt(todo)
+		if n == maxPlanAttempts {
+			return
+		}
+		var stale []int
+		for _, i := range todo {
+			if errors.Is(errs[i], ErrInvalidUpdateVersion) {
+				stale = append(stale, i)
+			}
+		}
+		todo = stale
+	}
 }
 
 func planReassignment(im *Image, r Reassignment) (*change, error) {
