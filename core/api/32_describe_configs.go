@@ -70,15 +70,15 @@ func (b *Broker) describeResource(im *controller.Image, rr kmsg.DescribeConfigsR
 		return b.describeTopicConfigs(im, name, wanted, opts), nil
 	case kmsg.ConfigResourceTypeBroker:
 		if rr.ResourceName == "" {
-			// The cluster-wide default resource lists dynamic defaults
-			// only; Gregor's broker settings all come from broker.toml.
-			return []kmsg.DescribeConfigsResponseResourceConfig{}, nil
+			// The cluster-wide default resource lists the dynamic
+			// defaults that are set, and nothing else.
+			return b.describeBrokerDefaults(im, wanted, opts), nil
 		}
 		if e := b.checkNodeID(rr.ResourceName, "Broker id"); e != nil {
 			e.msg = strings.Replace(e.msg, ", but received", " or empty string, but received", 1)
 			return nil, e
 		}
-		return b.describeBrokerConfigs(wanted, opts), nil
+		return b.describeBrokerConfigs(im, wanted, opts), nil
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		if rr.ResourceName == "" {
 			return nil, newAPIError(kerr.InvalidRequest, "Broker id must not be empty")
@@ -118,11 +118,18 @@ func (b *Broker) describeTopicConfigs(im *controller.Image, topic string, wanted
 }
 
 // describeBrokerConfigs lists this broker's settings under Kafka's names.
-// None can be changed while the broker runs, so all are read-only.
-func (b *Broker) describeBrokerConfigs(wanted func(string) bool, opts describeOpts) []kmsg.DescribeConfigsResponseResourceConfig {
+// The dynamic ones (the replication throttle rates) show their value from
+// the metadata log; the others come from broker.toml and are read-only.
+func (b *Broker) describeBrokerConfigs(im *controller.Image, wanted func(string) bool, opts describeOpts) []kmsg.DescribeConfigsResponseResourceConfig {
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
+	node := itoa(int64(b.Config.NodeID))
 	for _, bc := range brokerConfigs() {
 		if !wanted(bc.name) {
+			continue
+		}
+		if bc.dynamic {
+			syns := bc.dynamicSynonyms(im, node)
+			out = append(out, configEntry(bc.name, synonymValue(syns[0]), bc.typ, bc.doc, bc.sensitive, syns, opts))
 			continue
 		}
 		v, ok := bc.value(&b.Config)
@@ -134,6 +141,29 @@ func (b *Broker) describeBrokerConfigs(wanted func(string) bool, opts describeOp
 		out = append(out, c)
 	}
 	return out
+}
+
+// describeBrokerDefaults lists the cluster-wide dynamic broker configs that
+// are set (the BROKER resource named "").
+func (b *Broker) describeBrokerDefaults(im *controller.Image, wanted func(string) bool, opts describeOpts) []kmsg.DescribeConfigsResponseResourceConfig {
+	out := []kmsg.DescribeConfigsResponseResourceConfig{}
+	set := im.BrokerConfig("")
+	for _, bc := range brokerConfigs() {
+		if _, ok := set[bc.name]; !ok || !bc.dynamic || !wanted(bc.name) {
+			continue
+		}
+		syns := bc.dynamicSynonyms(im, "")
+		out = append(out, configEntry(bc.name, synonymValue(syns[0]), bc.typ, bc.doc, bc.sensitive, syns, opts))
+	}
+	return out
+}
+
+// synonymValue is a synonym's value, "" for a sensitive one.
+func synonymValue(s kmsg.DescribeConfigsResponseResourceConfigConfigSynonym) string {
+	if s.Value == nil {
+		return ""
+	}
+	return *s.Value
 }
 
 func synonym(name, value string, source kmsg.ConfigSource, sensitive bool) kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {

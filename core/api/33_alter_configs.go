@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/protocol"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -78,14 +79,16 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 			errs[i] = e
 			continue
 		}
-		if c.typ != kmsg.ConfigResourceTypeTopic {
+		res := controller.ConfigResource{Type: controller.ResourceTopic, Name: c.name}
+		switch {
+		case c.typ == kmsg.ConfigResourceTypeBroker && (len(c.ops) > 0 || c.replace):
+			// Dynamic broker configs, committed through the metadata log
+			// so that every broker applies them.
+			res.Type = controller.ResourceBroker
+		case c.typ != kmsg.ConfigResourceTypeTopic:
 			continue // a broker resource without changes: nothing to do
 		}
-		reqs = append(reqs, controller.AlterConfig{
-			Resource: controller.ConfigResource{Type: controller.ResourceTopic, Name: c.name},
-			Replace:  c.replace,
-			Ops:      c.ops,
-		})
+		reqs = append(reqs, controller.AlterConfig{Resource: res, Replace: c.replace, Ops: c.ops})
 		reqOf = append(reqOf, i)
 	}
 	if len(reqs) == 0 {
@@ -99,11 +102,16 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 		errs[reqOf[j]] = fromErr(res.Err)
 		if res.Err == nil && !validateOnly {
 			changed = true
-			b.Logger.Info("altered topic configs", "topic", res.Resource.Name)
+			if res.Resource.Type == controller.ResourceBroker {
+				b.Logger.Info("altered dynamic broker configs", "broker", res.Resource.Name)
+			} else {
+				b.Logger.Info("altered topic configs", "topic", res.Resource.Name)
+			}
 		}
 	}
 	if changed {
-		// Partitions pick up their new rules before the client hears back.
+		// Partitions (and the replication throttles) pick up their new
+		// rules before the client hears back.
 		if err := b.SyncPartitions(b.Controller.Image()); err != nil {
 			b.Logger.Warn("applying topic configs", "err", err)
 		}
@@ -113,8 +121,9 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 
 // checkConfigChange applies the checks Kafka makes before a change reaches
 // the controller: no key twice, a value for every op but DELETE, a valid
-// resource name, and no change to a broker setting (Gregor's broker settings
-// come from broker.toml and are read-only at run time).
+// resource name, and, for a broker, changes to dynamic settings only with
+// valid values (the replication throttle rates; Gregor's other broker
+// settings come from broker.toml and are read-only at run time).
 func (b *Broker) checkConfigChange(c configChange) *apiError {
 	seen := make(map[string]bool, len(c.ops))
 	var nulls []string
@@ -145,22 +154,50 @@ func (b *Broker) checkConfigChange(c configChange) *apiError {
 				return e
 			}
 		}
-		if len(c.ops) == 0 {
-			return nil
-		}
-		names := make([]string, len(c.ops))
-		for i, op := range c.ops {
-			if op.Op < controller.OpSet || op.Op > controller.OpSubtract {
-				return newAPIError(kerr.InvalidRequest, "Unknown operations type "+itoa(int64(op.Op)))
-			}
-			names[i] = op.Name
-		}
-		return newAPIError(kerr.InvalidRequest, "Cannot update these configs dynamically: "+strings.Join(names, ", ")+
-			" (Gregor reads broker settings from broker.toml at start; change them there and restart the broker)")
+		return checkBrokerConfigOps(c.ops)
 	case c.typ == kmsg.ConfigResourceTypeBrokerLogger && !c.replace:
 		return b.checkLoggerChange(c)
 	}
 	return newAPIError(kerr.InvalidRequest, "Unknown resource type "+itoa(int64(c.typ)))
+}
+
+// checkBrokerConfigOps accepts changes to dynamic broker settings and
+// answers others as Kafka does for a setting that cannot change at run
+// time: INVALID_REQUEST naming them.
+func checkBrokerConfigOps(ops []controller.ConfigOp) *apiError {
+	var static []string
+	for _, op := range ops {
+		if op.Op < controller.OpSet || op.Op > controller.OpSubtract {
+			return newAPIError(kerr.InvalidRequest, "Unknown operations type "+itoa(int64(op.Op)))
+		}
+		def, ok := config.LookupDynamicBrokerConfig(op.Name)
+		if !ok {
+			static = append(static, op.Name)
+			continue
+		}
+		switch op.Op {
+		case controller.OpAppend, controller.OpSubtract:
+			if def.Type != config.TypeList {
+				return newAPIError(kerr.InvalidConfig, "Config value "+opVerb(op.Op)+" is not allowed for config key: "+op.Name)
+			}
+		case controller.OpSet:
+			if err := def.Validate(*op.Value); err != nil {
+				return newAPIError(kerr.InvalidRequest, "Invalid value "+*op.Value+" for configuration "+op.Name+": "+err.Error())
+			}
+		}
+	}
+	if len(static) > 0 {
+		return newAPIError(kerr.InvalidRequest, "Cannot update these configs dynamically: "+strings.Join(static, ", ")+
+			" (Gregor reads broker settings other than the replication throttle rates from broker.toml at start; change them there and restart the broker)")
+	}
+	return nil
+}
+
+func opVerb(op controller.OpType) string {
+	if op == controller.OpAppend {
+		return "append"
+	}
+	return "subtract"
 }
 
 // checkLoggerChange answers an IncrementalAlterConfigs on a BROKER_LOGGER

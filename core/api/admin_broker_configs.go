@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/controller"
 )
 
 // brokerConfig is one broker-level setting exposed by DescribeConfigs under
@@ -15,6 +16,10 @@ import (
 type brokerConfig struct {
 	name, typ, doc string
 	sensitive      bool
+	// dynamic settings can be altered at run time, per broker or
+	// cluster-wide, through the metadata log (the replication throttle
+	// rates); all others come from broker.toml and are read-only.
+	dynamic bool
 	// value is the setting under a configuration; ok is false where Kafka
 	// shows a null value (a setting left to another one).
 	value func(c *config.Config) (v string, ok bool)
@@ -129,6 +134,11 @@ var brokerConfigs = sync.OnceValue(func() []brokerConfig {
 				return itoa(int64(c.Limits.MaxConnections))
 			}),
 	}
+	for _, def := range config.DynamicBrokerConfigDefs() {
+		bc := newBrokerConfig(def.Name, def.Type, def.Doc, def.Sensitive, fromConfig, def.BrokerDefault)
+		bc.dynamic = true
+		brokerOnly = append(brokerOnly, bc)
+	}
 	for _, bc := range brokerOnly {
 		if _, dup := byName[bc.name]; dup {
 			panic("api: broker config " + bc.name + " is listed twice")
@@ -151,3 +161,20 @@ var brokerConfigByName = sync.OnceValue(func() map[string]brokerConfig {
 	}
 	return m
 })
+
+// dynamicSynonyms gives a dynamic setting's synonyms in Kafka's order of
+// precedence: the value set on broker node (DYNAMIC_BROKER_CONFIG, skipped
+// when node is "", the cluster-wide resource), the cluster-wide value
+// (DYNAMIC_DEFAULT_BROKER_CONFIG), then the default (DEFAULT_CONFIG).
+func (bc brokerConfig) dynamicSynonyms(im *controller.Image, node string) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+	if node != "" {
+		if v, ok := im.BrokerConfig(node)[bc.name]; ok {
+			out = append(out, synonym(bc.name, v, kmsg.ConfigSourceDynamicBrokerConfig, bc.sensitive))
+		}
+	}
+	if v, ok := im.BrokerConfig("")[bc.name]; ok {
+		out = append(out, synonym(bc.name, v, kmsg.ConfigSourceDynamicDefaultBrokerConfig, bc.sensitive))
+	}
+	return append(out, bc.synonyms(&defaultConfig)...)
+}

@@ -215,6 +215,18 @@ var topicConfigDefs = []TopicConfigDef{
 		BrokerDefault: func(c *Config) string { return itoa64(int64(c.Log.IndexIntervalBytes)) },
 	},
 	{
+		Name: FollowerReplicationThrottledReplicas, Type: TypeList,
+		Doc:           `The replicas of the topic whose replication is throttled on the follower side (follower.replication.throttled.rate of the broker holding them): a list of [partition]:[broker id] pairs, or "*" for every replica of the topic.`,
+		Validate:      validThrottledReplicas,
+		BrokerDefault: constant(""),
+	},
+	{
+		Name: LeaderReplicationThrottledReplicas, Type: TypeList,
+		Doc:           `The replicas of the topic whose replication is throttled on the leader side (leader.replication.throttled.rate of the broker holding them): a list of [partition]:[broker id] pairs, or "*" for every replica of the topic.`,
+		Validate:      validThrottledReplicas,
+		BrokerDefault: constant(""),
+	},
+	{
 		Name: "max.compaction.lag.ms", Type: TypeLong, BrokerSynonym: "log.cleaner.max.compaction.lag.ms",
 		Doc:           "The longest time a message stays ineligible for compaction in the log.",
 		Validate:      longAtLeast(1),

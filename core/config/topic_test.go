@@ -14,8 +14,8 @@ func TestTopicConfigDefsSortedAndComplete(t *testing.T) {
 	}
 	want := []string{
 		"cleanup.policy", "compression.type", "delete.retention.ms", "file.delete.delay.ms",
-		"flush.messages", "flush.ms", "gregor.mirror.link", "gregor.partitioner", "gregor.partitioner.enforce",
-		"gregor.retention.policy", "index.interval.bytes", "max.compaction.lag.ms",
+		"flush.messages", "flush.ms", "follower.replication.throttled.replicas", "gregor.mirror.link", "gregor.partitioner", "gregor.partitioner.enforce",
+		"gregor.retention.policy", "index.interval.bytes", "leader.replication.throttled.replicas", "max.compaction.lag.ms",
 		"max.message.bytes", "message.downconversion.enable", "message.timestamp.after.max.ms",
 		"message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio",
 		"min.compaction.lag.ms", "min.insync.replicas", "preallocate", "retention.bytes",
@@ -34,8 +34,10 @@ func TestTopicConfigDefsSortedAndComplete(t *testing.T) {
 		if !validTypes[d.Type] {
 			t.Errorf("%s: type %q", d.Name, d.Type)
 		}
-		// Gregor's own topic configs have no broker-level name.
-		if d.Doc == "" || (d.BrokerSynonym == "") != strings.HasPrefix(d.Name, "gregor.") {
+		// Gregor's own topic configs and the throttled replica lists (as in
+		// Kafka) have no broker-level name.
+		noSynonym := strings.HasPrefix(d.Name, "gregor.") || strings.HasSuffix(d.Name, ".replication.throttled.replicas")
+		if d.Doc == "" || (d.BrokerSynonym == "") != noSynonym {
 			t.Errorf("%s: missing doc or broker synonym", d.Name)
 		}
 		// Every broker default must itself be a valid value.

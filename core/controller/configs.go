@@ -109,9 +109,19 @@ func (c *Controller) configDefs(im *Image, res ConfigResource) (func(string) (co
 				return nil, nil, fmt.Errorf("controller: broker %q: %w: not a broker id", res.Name, ErrInvalidRequest)
 			}
 		}
-		return config.LookupBrokerSynonym, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
+		return lookupBrokerConfig, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
 	}
 	return nil, nil, fmt.Errorf("controller: %s: %w: unsupported resource type", describeResource(res), ErrInvalidRequest)
+}
+
+// lookupBrokerConfig finds a broker-level config: a dynamic-only broker
+// config (the replication throttle rates) or the broker-level name of a
+// topic config.
+func lookupBrokerConfig(name string) (config.TopicConfigDef, bool) {
+	if d, ok := config.LookupDynamicBrokerConfig(name); ok {
+		return d, true
+	}
+	return config.LookupBrokerSynonym(name)
 }
 
 // planConfigs computes a resource's explicit configs after r and validates

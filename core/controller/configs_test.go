@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 	"testing"
+
+	"github.com/hashicorp/raft"
 )
 
 func str(s string) *string { return &s }
@@ -121,6 +123,12 @@ func TestAlterConfigsResources(t *testing.T) {
 		{"broker takes topic names no", AlterConfig{Resource: ConfigResource{ResourceBroker, "1"}, Ops: set("retention.ms", "1")}, ErrInvalidConfig},
 		{"broker bad value", AlterConfig{Resource: ConfigResource{ResourceBroker, ""}, Ops: set("log.retention.ms", "x")}, ErrInvalidConfig},
 		{"broker bad name", AlterConfig{Resource: ConfigResource{ResourceBroker, "one"}, Ops: set("log.retention.ms", "1")}, ErrInvalidRequest},
+		{"throttle rate on one broker", AlterConfig{Resource: ConfigResource{ResourceBroker, "1"}, Ops: set("leader.replication.throttled.rate", "102400")}, nil},
+		{"throttle rate cluster-wide", AlterConfig{Resource: ConfigResource{ResourceBroker, ""}, Ops: set("follower.replication.throttled.rate", "0")}, nil},
+		{"negative throttle rate", AlterConfig{Resource: ConfigResource{ResourceBroker, "1"}, Ops: set("follower.replication.throttled.rate", "-1")}, ErrInvalidConfig},
+		{"throttle rate is no topic config", AlterConfig{Resource: ConfigResource{ResourceTopic, "t"}, Ops: set("leader.replication.throttled.rate", "1")}, ErrInvalidConfig},
+		{"throttled replicas", AlterConfig{Resource: ConfigResource{ResourceTopic, "t"}, Ops: set("leader.replication.throttled.replicas", "0:1,0:2")}, nil},
+		{"throttled replicas malformed", AlterConfig{Resource: ConfigResource{ResourceTopic, "t"}, Ops: set("follower.replication.throttled.replicas", "0-1")}, ErrInvalidConfig},
 		{"unknown topic", AlterConfig{Resource: ConfigResource{ResourceTopic, "nope"}, Ops: set("retention.ms", "1")}, ErrUnknownTopic},
 		{"unsupported type", AlterConfig{Resource: ConfigResource{Type: 8, Name: "x"}, Ops: set("a", "b")}, ErrInvalidRequest},
 	}
@@ -146,8 +154,44 @@ func TestAlterConfigsResources(t *testing.T) {
 		t.Fatalf("duplicate resources: %v, %v", res[0].Err, res[1].Err)
 	}
 	res = c.AlterConfigs(ctx, []AlterConfig{{Resource: r, Ops: set("retention.ms", "1")}}, true)
-	if res[0].Err != nil || len(c.Image().TopicConfig("t")) != 0 {
+	if res[0].Err != nil || c.Image().TopicConfig("t")["retention.ms"] != "" {
 		t.Fatalf("validateOnly: %v, configs %v", res[0].Err, c.Image().TopicConfig("t"))
+	}
+}
+
+// TestDynamicBrokerConfigsSurviveRestart: throttle rates set on a broker
+// and cluster-wide are committed to the metadata log, kept in a snapshot,
+// and replayed (snapshot plus the log after it) when the controller opens
+// again.
+func TestDynamicBrokerConfigsSurviveRestart(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Tune = func(rc *raft.Config) { rc.TrailingLogs = 0 }
+	c := newClusterOn(t, openReady(t, cfg))
+	ctx := context.Background()
+	set := func(res ConfigResource, name, v string) {
+		t.Helper()
+		if r := c.AlterConfigs(ctx, []AlterConfig{{Resource: res, Ops: []ConfigOp{{Name: name, Value: str(v), Op: OpSet}}}}, false)[0]; r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	set(ConfigResource{ResourceBroker, "1"}, "leader.replication.throttled.rate", "102400")
+	if err := c.raft.Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	set(ConfigResource{ResourceBroker, ""}, "follower.replication.throttled.rate", "204800")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := openReady(t, cfg)
+	im := c2.Image()
+	if got := im.BrokerConfig("1"); !maps.Equal(got, map[string]string{"leader.replication.throttled.rate": "102400"}) {
+		t.Errorf("broker 1 after restart: %v", got)
+	}
+	if got := im.BrokerConfig(""); !maps.Equal(got, map[string]string{"follower.replication.throttled.rate": "204800"}) {
+		t.Errorf("cluster default after restart: %v", got)
+	}
+	if got := im.BrokerConfig("2"); got == nil || len(got) != 0 {
+		t.Errorf("broker 2: %v, want an empty map", got)
 	}
 }
 

@@ -174,6 +174,17 @@ func (im *Image) TopicConfig(topic string) map[string]string {
 	return m
 }
 
+// BrokerConfig returns a copy of the dynamic configs set on a broker
+// resource: a node id, or "" for the cluster-wide default (empty, never
+// nil, when there are none).
+func (im *Image) BrokerConfig(name string) map[string]string {
+	m := maps.Clone(im.Configs[ConfigResource{Type: ResourceBroker, Name: name}])
+	if m == nil {
+		m = map[string]string{}
+	}
+	return m
+}
+
 // Broker finds a registered broker.
 func (im *Image) Broker(id int32) (Broker, bool) {
 	b, ok := im.Brokers[id]
