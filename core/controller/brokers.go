@@ -203,9 +203,15 @@ func (c *Controller) ExpireSessions(ctx context.Context) error {
 				return err
 			}
 			c.log.Warn("broker session expired; fencing it", "node", id, "epoch", br.Epoch, "timeout", c.cfg.SessionTimeout)
+			loss := c.planBrokerLoss(after, id)
 			records = append(records, state)
-			records = append(records, c.planBrokerLoss(after, id)...)
-			im = after
+			records = append(records, loss...)
+			// The next broker's plan must start from these changes, or
+			// its partition changes carry stale partition epochs and are
+			// refused, leaving that broker a leader and ISR member.
+			if im, err = withRecords(after, loss); err != nil {
+				return err
+			}
 		}
 	}
 	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
@@ -240,6 +246,17 @@ func withRecord(im *Image, r record) (*Image, error) {
 		return nil, err
 	}
 	return b.im, nil
+}
+
+// withRecords is withRecord for records applied in order.
+func withRecords(im *Image, records []record) (*Image, error) {
+	for _, r := range records {
+		var err error
+		if im, err = withRecord(im, r); err != nil {
+			return nil, err
+		}
+	}
+	return im, nil
 }
 
 func firstErr(errs []error) error {

@@ -169,6 +169,34 @@ func TestSessionExpiryFencesAndMovesLeadership(t *testing.T) {
 	}
 }
 
+// Two sessions expiring in one pass: the second broker's partition changes
+// are planned on top of the first's, so both leave every ISR and no change
+// is refused for a stale partition epoch.
+func TestTwoSessionsExpireTogether(t *testing.T) {
+	sc := newSessionCluster(t, 4)
+	mustCreate(t, sc.c, CreateTopic{Name: "rf3", NumPartitions: 8, ReplicationFactor: 3})
+	sc.clock.Advance(testSession + time.Millisecond)
+	sc.heartbeat(3, false)
+	sc.heartbeat(4, false)
+	if err := sc.c.ExpireSessions(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	im := sc.c.Image()
+	if !im.Brokers[1].Fenced || !im.Brokers[2].Fenced {
+		t.Fatalf("fenced: 1=%v 2=%v, want both", im.Brokers[1].Fenced, im.Brokers[2].Fenced)
+	}
+	for i, p := range im.Topics["rf3"].Partitions {
+		for _, gone := range []int32{1, 2} {
+			if p.Leader == gone || slices.Contains(p.ISR, gone) {
+				t.Errorf("rf3-%d: leader %d ISR %v still holds broker %d", i, p.Leader, p.ISR, gone)
+			}
+		}
+		if p.Leader < 0 && (slices.Contains(p.Replicas, 3) || slices.Contains(p.Replicas, 4)) && len(p.ISR) > 0 {
+			t.Errorf("rf3-%d: leaderless with ISR %v", i, p.ISR)
+		}
+	}
+}
+
 func TestControlledShutdownMovesLeadership(t *testing.T) {
 	sc := newSessionCluster(t, 3)
 	mustCreate(t, sc.c, CreateTopic{Name: "t", NumPartitions: 3, ReplicationFactor: 3})
