@@ -45,6 +45,9 @@ type Broker struct {
 	Followers *replication.Followers
 	// ISR changes the ISR of the partitions led here; nil never changes it.
 	ISR *replication.ISR
+	// Throttle holds the replication quotas (leader and follower side),
+	// set from the metadata image by SyncPartitions; nil never throttles.
+	Throttle *replication.Throttle
 
 	syncMu sync.Mutex // serialises SyncPartitions
 

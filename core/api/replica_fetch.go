@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,8 +36,8 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
-	if bytes >= int(req.MinBytes) || wait <= 0 || !waitable {
-		return protocol.Reply{Resp: resp}
+	if bytes.total >= int(req.MinBytes) || wait <= 0 || !waitable {
+		return protocol.Reply{Resp: b.sentToFollower(resp, bytes)}
 	}
 	return protocol.Reply{Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
@@ -45,20 +46,37 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 			// Appends close the channel even when the high watermark stays.
 			chans := b.fetchWaitChans(r.Version, req)
 			resp, bytes, waitable = b.replicaFetchOnce(r.Version, req, false)
-			if bytes >= int(req.MinBytes) || !waitable {
-				return resp
+			if bytes.total >= int(req.MinBytes) || !waitable {
+				return b.sentToFollower(resp, bytes)
 			}
 			if !waitAny(chans, timer.C, b.Done) {
-				resp, _, _ = b.replicaFetchOnce(r.Version, req, false)
-				return resp
+				resp, bytes, _ = b.replicaFetchOnce(r.Version, req, false)
+				return b.sentToFollower(resp, bytes)
 			}
 		}
 	}}
 }
 
+// replicaBytes counts the record bytes of a follower's fetch answer.
+type replicaBytes struct {
+	total int
+	// throttled is the part for replicas throttled on the leader side.
+	throttled int
+}
+
+// sentToFollower records the bytes of throttled replicas in the answer
+// that goes out against the leader quota, as Kafka records the response
+// (one answer is recorded once, however often a long poll re-read it).
+func (b *Broker) sentToFollower(resp *kmsg.FetchResponse, n replicaBytes) *kmsg.FetchResponse {
+	if b.Throttle != nil {
+		b.Throttle.Leader.Record(n.throttled)
+	}
+	return resp
+}
+
 // replicaFetchOnce reads every requested partition for a follower; record
 // tells it to record the fetch offsets (once per request, not per wake).
-func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record bool) (*kmsg.FetchResponse, int, bool) {
+func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record bool) (*kmsg.FetchResponse, replicaBytes, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	resp.SessionID = 0
 	id := replicaID(req)
@@ -66,7 +84,8 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 	if maxBytes <= 0 {
 		maxBytes = 1<<31 - 1
 	}
-	total, waitable := 0, true
+	var total replicaBytes
+	waitable := true
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := kmsg.NewFetchResponseTopic()
@@ -78,12 +97,15 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.PreferredReadReplica = -1
 			sp.RecordBatches = []byte{}
-			code, n := b.replicaFetchPartition(&sp, name, known, id, rp, maxBytes-total, version, record)
+			code, n, throttled := b.replicaFetchPartition(&sp, name, known, id, rp, maxBytes-total.total, version, record)
 			sp.ErrorCode = code
 			if code != 0 || sp.DivergingEpoch.EndOffset >= 0 {
 				waitable = false
 			}
-			total += n
+			total.total += n
+			if throttled {
+				total.throttled += n
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -91,40 +113,50 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 	return resp, total, waitable
 }
 
+// replicaFetchPartition answers one partition of a follower's fetch: its
+// error code, the record bytes in the answer, and whether the replica is
+// throttled on the leader side. A throttled follower outside the ISR gets
+// an empty answer while the leader quota is exceeded.
 func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, known bool, id int32,
-	rp kmsg.FetchRequestTopicPartition, left int, version int16, record bool) (int16, int) {
+	rp kmsg.FetchRequestTopicPartition, left int, version int16, record bool) (int16, int, bool) {
 	if !known {
-		return kerr.UnknownTopicID.Code, 0
+		return kerr.UnknownTopicID.Code, 0, false
 	}
 	p, ok := b.partition(name, rp.Partition)
 	if !ok {
-		return kerr.UnknownTopicOrPartition.Code, 0
+		return kerr.UnknownTopicOrPartition.Code, 0, false
 	}
 	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-		return kerr.NotLeaderForPartition.Code, 0
+		return kerr.NotLeaderForPartition.Code, 0, false
 	}
 	if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
-		return errCode(err), 0
+		return errCode(err), 0, false
 	}
 	if version >= 12 && rp.LastFetchedEpoch >= 0 {
 		if epoch, end, diverged := divergence(p, rp.LastFetchedEpoch, rp.FetchOffset); diverged {
 			off := p.Offsets()
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = off.HighWatermark, off.LastStableOffset, off.LogStartOffset
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = epoch, end
-			return 0, 0
+			return 0, 0, false
 		}
 	}
 	if record {
 		f, err := p.UpdateFollower(id, rp.FetchOffset)
 		switch {
 		case errors.Is(err, partition.ErrUnknownReplica):
-			return kerr.ReplicaNotAvailable.Code, 0
+			return kerr.ReplicaNotAvailable.Code, 0, false
 		case err != nil:
-			return errCode(err), 0
+			return errCode(err), 0, false
 		}
 		if f.CaughtUp && b.ISR != nil {
 			b.ISR.FollowerCaughtUp()
 		}
+	}
+	hold, throttled := b.Throttle.LeaderHolds(name, rp.Partition, func() bool { return inISR(p, id) })
+	if hold {
+		off := p.Offsets()
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = off.HighWatermark, off.LastStableOffset, off.LogStartOffset
+		return 0, 0, true
 	}
 	limit := min(int(rp.PartitionMaxBytes), max(left, 0))
 	res, err := p.ReadReplica(rp.FetchOffset, limit)
@@ -132,11 +164,17 @@ func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, nam
 		if !errors.Is(err, partition.ErrOffsetOutOfRange) {
 			b.Logger.Warn("replica fetch failed", "topic", name, "partition", rp.Partition, "replica", id, "err", err)
 		}
-		return errCode(err), 0
+		return errCode(err), 0, throttled
 	}
 	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 	if len(res.Records) > 0 {
 		sp.RecordBatches = res.Records
 	}
-	return 0, len(res.Records)
+	return 0, len(res.Records), throttled
+}
+
+// inISR reports whether replica id is in the ISR of p, led here.
+func inISR(p *partition.Partition, id int32) bool {
+	v, ok := p.ReplicaView()
+	return ok && slices.Contains(v.ISR, id)
 }

@@ -13,12 +13,13 @@ import (
 )
 
 // SyncPartitions makes the hosted partitions match a metadata image: it opens
-// the logs of partitions assigned to this broker, applies leadership and
-// topic configs, and deletes the partitions of deleted topics. It is
-// idempotent and safe to call from any goroutine.
+// the logs of partitions assigned to this broker, applies leadership, topic
+// configs and the replication throttle, and deletes the partitions of
+// deleted topics. It is idempotent and safe to call from any goroutine.
 func (b *Broker) SyncPartitions(im *controller.Image) error {
 	b.syncMu.Lock()
 	defer b.syncMu.Unlock()
+	b.applyReplicationThrottle(im)
 	var firstErr error
 	var follows []replication.Follow
 	want := map[partition.TopicPartition]bool{}

@@ -60,6 +60,9 @@ type FetcherConfig struct {
 	// Sync makes every appended fetch durable before the next fetch reports
 	// it to the leader (durability = fsync).
 	Sync bool
+	// Quota is the follower side of the replication throttle
+	// (follower.replication.throttled.rate); nil never throttles.
+	Quota *Quota
 }
 
 // DefaultFetcherConfig returns Kafka's defaults for node.
@@ -82,6 +85,10 @@ type followed struct {
 	leaderEpoch int32
 	// pausedUntil holds back a partition after an error.
 	pausedUntil time.Time
+	// inSync is true when the last fetch brought the replica up to the
+	// leader's high watermark (Kafka's lag <= 0); such a replica is never
+	// throttled. It starts false for a new leader epoch.
+	inSync bool
 }
 
 // Fetcher copies the partitions led by one source broker into the local
@@ -117,7 +124,7 @@ func (f *Fetcher) set(parts map[partition.TopicPartition]followed) int {
 	for tp, next := range parts {
 		if cur, ok := f.parts[tp]; ok {
 			if next.leaderEpoch != cur.leaderEpoch {
-				cur.leaderEpoch, cur.pausedUntil = next.leaderEpoch, time.Time{}
+				cur.leaderEpoch, cur.pausedUntil, cur.inSync = next.leaderEpoch, time.Time{}, false
 			}
 			continue
 		}
@@ -132,6 +139,8 @@ func (f *Fetcher) set(parts map[partition.TopicPartition]followed) int {
 }
 
 // request builds the next fetch from the partitions not paused, or nil.
+// A throttled replica that is not in sync is left out while the follower
+// quota is exceeded; the others are fetched as usual.
 func (f *Fetcher) request() (*kmsg.FetchRequest, map[partition.TopicPartition]*followed) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -148,6 +157,9 @@ func (f *Fetcher) request() (*kmsg.FetchRequest, map[partition.TopicPartition]*f
 	topics := map[string]int{}
 	for tp, fp := range f.parts {
 		if now.Before(fp.pausedUntil) {
+			continue
+		}
+		if f.cfg.Quota != nil && f.cfg.Quota.ShouldThrottle(tp.Topic, tp.Partition, fp.inSync) {
 			continue
 		}
 		i, ok := topics[tp.Topic]
@@ -292,6 +304,11 @@ func (f *Fetcher) apply(ctx context.Context, fp *followed, rp *kmsg.FetchRespons
 		if err != nil {
 			return err
 		}
+		if q := f.cfg.Quota; q != nil && q.IsThrottled(p.Topic, p.Index) {
+			// Every byte fetched for a throttled replica counts, in sync
+			// or not, as Kafka's follower records it.
+			q.Record(len(rp.RecordBatches))
+		}
 		if res.Batches > 0 && f.cfg.Sync {
 			if err := p.Sync(); err != nil {
 				return err
@@ -299,6 +316,10 @@ func (f *Fetcher) apply(ctx context.Context, fp *followed, rp *kmsg.FetchRespons
 		}
 	}
 	p.SetFollowerHighWatermark(rp.HighWatermark)
+	inSync := p.Offsets().LogEndOffset >= rp.HighWatermark
+	f.mu.Lock()
+	fp.inSync = inSync
+	f.mu.Unlock()
 	if start := rp.LogStartOffset; start > p.Offsets().LogStartOffset {
 		// Follow the leader's retention and DeleteRecords, never past what
 		// is committed here.

@@ -178,3 +178,15 @@ func NewThrottle(cfg QuotaConfig, now func() time.Time) (*Throttle, error) {
 	}
 	return &Throttle{Leader: l, Follower: f}, nil
 }
+
+// LeaderHolds is the leader side of the throttle for one partition of a
+// follower's fetch: hold is true when the answer must carry no records now
+// (a throttled replica, the leader quota exceeded and the follower outside
+// the ISR; inISR is asked only then), counted when the bytes sent for the
+// partition count against the leader quota. A nil Throttle holds nothing.
+func (t *Throttle) LeaderHolds(topic string, partition int32, inISR func() bool) (hold, counted bool) {
+	if t == nil || !t.Leader.IsThrottled(topic, partition) {
+		return false, false
+	}
+	return t.Leader.Exceeded() && !inISR(), true
+}

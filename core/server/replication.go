@@ -20,7 +20,15 @@ type alterPartitioner interface {
 // wireReplication builds the follower fetchers and, when the controller
 // takes ISR changes, the ISR decisions for partitions led here.
 func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *controller.Controller) error {
+	// The replication throttle: limits and throttled replicas come from
+	// the metadata image (SyncPartitions), the clock from the server.
+	th, err := replication.NewThrottle(replication.DefaultQuotaConfig(), s.now)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	b.Throttle = th
 	fcfg := fetcherConfig(s.cfg)
+	fcfg.Quota = th.Follower
 	fs, err := replication.NewFollowers(ctx, fcfg, replication.KgoDialer("gregor-replica-"+strconv.Itoa(int(s.cfg.NodeID))),
 		s.now, s.logger)
 	if err != nil {
