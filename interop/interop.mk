@@ -5,6 +5,8 @@
 #   make kafka-ref [KAFKA_NODES=3]       fetch Apache Kafka's jars and start a KRaft cluster on loopback
 #   make kafka-ref-stop [KAFKA_NODES=3]
 #   make interop [TARGET=kafka]          full client × scenario matrix against Gregor (or Apache Kafka)
+#   make interop GREGOR_NODES=3          the same matrix against a 3-node Gregor cluster, topics RF=3
+#   make interop-cluster                 = make interop GREGOR_NODES=3 (results as target gregor-3node)
 #   make interop-smoke                   the CI subset against Gregor
 #   make interop-diff                    Gregor vs Apache Kafka, field by field (interop/DIFF.md)
 #   make bench-compare                   Gregor vs Apache Kafka throughput, latency, RSS, start time
@@ -17,15 +19,28 @@ INTEROP_FLAGS ?=
 INTEROP_RUNNER = $(GO) run ./interop/runner
 KAFKA_REF      = ./scripts/kafka-ref.sh
 GREGOR_REF     = ./scripts/interop-gregor.sh
+# Nodes of the Gregor cluster `make interop` starts; with more than one the drivers create their
+# topics with replication factor min(GREGOR_NODES, 3) and the results are target gregor-Nnode.
+GREGOR_NODES  ?= 1
+ifeq ($(GREGOR_NODES),1)
+GREGOR_TARGET  = gregor
+GREGOR_RF      = 1
+else
+GREGOR_TARGET  = gregor-$(GREGOR_NODES)node
+GREGOR_RF      = $(shell n=$(GREGOR_NODES); echo $$(( n < 3 ? n : 3 )))
+endif
+# gregor_addrs,PORT lists node K's PORT+100(K-1) for every node (scripts/interop-gregor.sh's layout).
+gregor_addrs   = $(shell sep=; for k in $$(seq 1 $(GREGOR_NODES)); do printf '%s127.0.0.1:%d' "$$sep" $$(( $(1) + 100*(k-1) )); sep=,; done)
 SMOKE_CLIENTS  = java kcat kafkajs python franz-go
 # The listeners scripts/interop-gregor.sh and scripts/kafka-ref.sh open; the TLS ones serve the
 # certificate scripts/interop-tls.sh makes under .cache/interop-tls.
-GREGOR_LISTENERS = --bootstrap 127.0.0.1:28092 --sasl-bootstrap 127.0.0.1:28094 \
-	--ssl-bootstrap 127.0.0.1:28093 --sasl-ssl-bootstrap 127.0.0.1:28095 --ca-file .cache/interop-tls/ca.pem
+GREGOR_LISTENERS = --bootstrap $(call gregor_addrs,28092) --sasl-bootstrap $(call gregor_addrs,28094) \
+	--ssl-bootstrap $(call gregor_addrs,28093) --sasl-ssl-bootstrap $(call gregor_addrs,28095) \
+	--ca-file .cache/interop-tls/ca.pem --replication-factor $(GREGOR_RF)
 KAFKA_LISTENERS  = --bootstrap 127.0.0.1:29092 --sasl-bootstrap 127.0.0.1:29094 \
 	--ssl-bootstrap 127.0.0.1:29095 --sasl-ssl-bootstrap 127.0.0.1:29096 --ca-file .cache/interop-tls/ca.pem
 
-.PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-smoke interop-diff interop-tools bench-compare
+.PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-cluster interop-smoke interop-diff interop-tools bench-compare
 
 kafka-ref:
 	$(KAFKA_REF) start --nodes $(KAFKA_NODES)
@@ -43,10 +58,13 @@ ifeq ($(TARGET),kafka)
 	$(INTEROP_RUNNER) --target kafka $(KAFKA_LISTENERS) $(INTEROP_FLAGS); \
 		rc=$$?; $(KAFKA_REF) stop; exit $$rc
 else
-	$(GREGOR_REF) start
-	$(INTEROP_RUNNER) --target gregor $(GREGOR_LISTENERS) $(INTEROP_FLAGS); \
+	$(GREGOR_REF) start --nodes $(GREGOR_NODES)
+	$(INTEROP_RUNNER) --target $(GREGOR_TARGET) $(GREGOR_LISTENERS) $(INTEROP_FLAGS); \
 		rc=$$?; $(GREGOR_REF) stop; exit $$rc
 endif
+
+interop-cluster:
+	$(MAKE) interop GREGOR_NODES=3
 
 # Prints its duration (installs included) before the runner's closing "N passed, N failed" line.
 interop-smoke:

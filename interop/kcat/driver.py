@@ -24,6 +24,7 @@ SSL_BOOTSTRAP = os.environ.get("INTEROP_SSL_BOOTSTRAP", "")
 SASL_SSL_BOOTSTRAP = os.environ.get("INTEROP_SASL_SSL_BOOTSTRAP", "")
 CA_FILE = os.environ.get("INTEROP_CA_FILE", "")
 PREFIX = os.environ.get("INTEROP_PREFIX", "it-kcat")
+REPLICATION_FACTOR = int(os.environ.get("INTEROP_REPLICATION_FACTOR", "1"))
 USER = os.environ.get("INTEROP_SASL_USER", "interop")
 PASS = os.environ.get("INTEROP_SASL_PASSWORD", "interop-secret")
 TIMEOUT = int(os.environ.get("INTEROP_SCENARIO_TIMEOUT_MS", "90000")) / 1000.0
@@ -188,7 +189,7 @@ def secure(scenario, bootstrap, protocol, mech, value):
 
 
 def create_topic(topic, partitions):
-    """Creates topic with one CreateTopics v2 request (replication factor 1) to the first
+    """Creates topic with one CreateTopics v2 request (INTEROP_REPLICATION_FACTOR, default 1) to the first
     bootstrap server, since kcat has no admin API; an existing topic is accepted when its
     metadata shows the same partition count. Waits until kcat's metadata shows every partition
     with a leader."""
@@ -196,7 +197,7 @@ def create_topic(topic, partitions):
         b = x.encode()
         return struct.pack(">h", len(b)) + b
 
-    body = (struct.pack(">i", 1) + string(topic) + struct.pack(">ihii", partitions, 1, 0, 0)
+    body = (struct.pack(">i", 1) + string(topic) + struct.pack(">ihii", partitions, REPLICATION_FACTOR, 0, 0)
             + struct.pack(">i?", 10000, False))
     req = struct.pack(">hhi", 19, 2, 1) + string("interop-kcat") + body
     host, port = BOOTSTRAP.split(",")[0].strip().rsplit(":", 1)

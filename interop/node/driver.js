@@ -15,6 +15,7 @@ const SSL_BOOTSTRAP = env('INTEROP_SSL_BOOTSTRAP', '').split(',').filter(Boolean
 const SASL_SSL_BOOTSTRAP = env('INTEROP_SASL_SSL_BOOTSTRAP', '').split(',').filter(Boolean)
 const CA_FILE = env('INTEROP_CA_FILE', '')
 const PREFIX = env('INTEROP_PREFIX', 'it-kafkajs')
+const REPLICATION_FACTOR = Number(env('INTEROP_REPLICATION_FACTOR', '1'))
 const USER = env('INTEROP_SASL_USER', 'interop')
 const PASS = env('INTEROP_SASL_PASSWORD', 'interop-secret')
 const TIMEOUT = Number(env('INTEROP_SCENARIO_TIMEOUT_MS', '90000'))
@@ -83,7 +84,7 @@ async function withAdmin (k, fn) {
 }
 
 async function create (admin, topic, numPartitions, configEntries = []) {
-  await admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1, configEntries }], waitForLeaders: true })
+  await admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: REPLICATION_FACTOR, configEntries }], waitForLeaders: true })
 }
 
 async function withProducer (k, opts, fn) {
@@ -140,12 +141,16 @@ const scenarios = {
         const md = await admin.fetchTopicMetadata({ topics: [topic] })
         check(md.topics[0].partitions.length === 3, 'want 3 partitions')
       })
-      let v = await topicConfig(admin, topic, 'retention.ms')
-      check(v === '3600000', `retention.ms after create = ${v}`)
+      await eventually(async () => {
+        const v = await topicConfig(admin, topic, 'retention.ms')
+        check(v === '3600000', `retention.ms after create = ${v}`)
+      })
       // kafkajs has only the non-incremental AlterConfigs (key 33).
       await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '7200000' }] }] })
-      v = await topicConfig(admin, topic, 'retention.ms')
-      check(v === '7200000', `retention.ms after alter = ${v}`)
+      await eventually(async () => {
+        const v = await topicConfig(admin, topic, 'retention.ms')
+        check(v === '7200000', `retention.ms after alter = ${v}`)
+      })
       await admin.deleteTopics({ topics: [topic] })
       await eventually(async () => check(!(await admin.listTopics()).includes(topic), 'topic still listed after delete'))
     })
@@ -271,8 +276,10 @@ const scenarios = {
         if (step === 'a') await t.abort(); else await t.commit()
       }
     })
-    const end = await withAdmin(k, admin => admin.fetchTopicOffsets(topic))
-    check(end[0].high === '18', `end offset ${end[0].high}, want 18`)
+    await withAdmin(k, admin => eventually(async () => {
+      const end = await admin.fetchTopicOffsets(topic)
+      check(end[0].high === '18', `end offset ${end[0].high}, want 18`)
+    }))
     needGroups('consumes')
     const committed = (await readAll(k, topic, 10, { readUncommitted: false })).map(m => str(m.value))
     const want = ['c1', 'c2'].flatMap(x => [0, 1, 2, 3, 4].map(i => `${x}-${i}`))
@@ -286,8 +293,10 @@ const scenarios = {
     const k = kafka()
     await withAdmin(k, async admin => {
       await create(admin, topic, 1)
-      const v = await topicConfig(admin, topic, 'cleanup.policy')
-      check(v === 'delete', `cleanup.policy = ${v}`)
+      await eventually(async () => {
+        const v = await topicConfig(admin, topic, 'cleanup.policy')
+        check(v === 'delete', `cleanup.policy = ${v}`)
+      })
       const c = await admin.describeCluster()
       check(c.clusterId && c.brokers.length > 0, `describe cluster: id ${c.clusterId}, ${c.brokers.length} brokers`)
       const bc = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.BROKER, name: String(c.brokers[0].nodeId) }], includeSynonyms: false })

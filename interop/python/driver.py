@@ -18,6 +18,7 @@ SSL_BOOTSTRAP = os.environ.get("INTEROP_SSL_BOOTSTRAP", "")
 SASL_SSL_BOOTSTRAP = os.environ.get("INTEROP_SASL_SSL_BOOTSTRAP", "")
 CA_FILE = os.environ.get("INTEROP_CA_FILE", "")
 PREFIX = os.environ.get("INTEROP_PREFIX", "it-python")
+REPLICATION_FACTOR = int(os.environ.get("INTEROP_REPLICATION_FACTOR", "1"))
 USER = os.environ.get("INTEROP_SASL_USER", "interop")
 PASS = os.environ.get("INTEROP_SASL_PASSWORD", "interop-secret")
 TIMEOUT = int(os.environ.get("INTEROP_SCENARIO_TIMEOUT_MS", "90000")) / 1000.0
@@ -58,7 +59,7 @@ def wait(futures):
 
 
 def create(a, topic, parts, config=None):
-    wait(a.create_topics([NewTopic(topic, parts, 1, config=config or {})], operation_timeout=left()))
+    wait(a.create_topics([NewTopic(topic, parts, REPLICATION_FACTOR, config=config or {})], operation_timeout=left()))
 
 
 def eventually(fn):
@@ -126,13 +127,13 @@ def topic_admin():
     a = admin()
     create(a, topic, 3, {"retention.ms": "3600000"})
     eventually(lambda: check(len(a.list_topics(topic, timeout=left()).topics[topic].partitions) == 3, "want 3 partitions"))
-    v = topic_config(a, topic, "retention.ms")
-    check(v == "3600000", "retention.ms after create = %s" % v)
+    eventually(lambda: check(topic_config(a, topic, "retention.ms") == "3600000",
+                             "retention.ms after create = %s" % topic_config(a, topic, "retention.ms")))
     r = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
         ConfigEntry("retention.ms", "7200000", incremental_operation=AlterConfigOpType.SET)])
     wait(a.incremental_alter_configs([r]))
-    v = topic_config(a, topic, "retention.ms")
-    check(v == "7200000", "retention.ms after alter = %s" % v)
+    eventually(lambda: check(topic_config(a, topic, "retention.ms") == "7200000",
+                             "retention.ms after alter = %s" % topic_config(a, topic, "retention.ms")))
     wait(a.delete_topics([topic], operation_timeout=left()))
     eventually(lambda: check(topic not in a.list_topics(timeout=left()).topics, "topic still listed after delete"))
 
@@ -310,8 +311,8 @@ def admin_scenario():
     topic = PREFIX + "-adm"
     a = admin()
     create(a, topic, 1)
-    v = topic_config(a, topic, "cleanup.policy")
-    check(v == "delete", "cleanup.policy = %s" % v)
+    eventually(lambda: check(topic_config(a, topic, "cleanup.policy") == "delete",
+                             "cleanup.policy = %s" % topic_config(a, topic, "cleanup.policy")))
     dc = a.describe_cluster().result(timeout=left())
     check(dc.cluster_id and dc.nodes, "describe cluster: id %r, %d nodes" % (dc.cluster_id, len(dc.nodes or [])))
     br = ConfigResource(ResourceType.BROKER, str(dc.nodes[0].id))

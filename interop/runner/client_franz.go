@@ -54,7 +54,7 @@ func franzCreate(ctx context.Context, env Env, topic string, parts int32, config
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, configs, topic)
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, parts, env.rf(), configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -157,8 +157,13 @@ func franzTopicAdmin(ctx context.Context, env Env) error {
 	}); err != nil {
 		return err
 	}
-	if v, err := franzTopicConfig(ctx, adm, topic, "retention.ms"); err != nil || v != "3600000" {
-		return fmt.Errorf("retention.ms after create = %q (%v), want 3600000", v, err)
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := franzTopicConfig(ctx, adm, topic, "retention.ms"); err != nil || v != "3600000" {
+			return fmt.Errorf("retention.ms after create = %q (%v), want 3600000", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	ar, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: strp("7200000")}}, topic)
 	if err == nil {
@@ -169,8 +174,13 @@ func franzTopicAdmin(ctx context.Context, env Env) error {
 	if err != nil {
 		return fmt.Errorf("incremental alter configs: %w", err)
 	}
-	if v, err := franzTopicConfig(ctx, adm, topic, "retention.ms"); err != nil || v != "7200000" {
-		return fmt.Errorf("retention.ms after alter = %q (%v), want 7200000", v, err)
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := franzTopicConfig(ctx, adm, topic, "retention.ms"); err != nil || v != "7200000" {
+			return fmt.Errorf("retention.ms after alter = %q (%v), want 7200000", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	dr, err := adm.DeleteTopic(ctx, topic)
 	if err == nil {

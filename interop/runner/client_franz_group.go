@@ -284,8 +284,14 @@ func franzAdmin(ctx context.Context, env Env) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if v, err := franzTopicConfig(ctx, adm, topic, "cleanup.policy"); err != nil || v != "delete" {
-		return fmt.Errorf("cleanup.policy = %q (%v), want delete", v, err)
+	// Every broker learns of a new topic from the metadata log, a moment after the create.
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := franzTopicConfig(ctx, adm, topic, "cleanup.policy"); err != nil || v != "delete" {
+			return fmt.Errorf("cleanup.policy = %q (%v), want delete", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
 	if err != nil {
@@ -387,7 +393,7 @@ func franzSecure(ctx context.Context, env Env, scenario string) error {
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic)
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, env.rf(), nil, topic)
 	if err == nil {
 		err = resp.Err
 	}

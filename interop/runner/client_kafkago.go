@@ -61,7 +61,7 @@ func (k *kgoEnv) client() *kafka.Client {
 
 func (k *kgoEnv) create(ctx context.Context, topic string, parts int, configs ...kafka.ConfigEntry) error {
 	resp, err := k.client().CreateTopics(ctx, &kafka.CreateTopicsRequest{
-		Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: parts, ReplicationFactor: 1, ConfigEntries: configs}}})
+		Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: parts, ReplicationFactor: int(k.env.rf()), ConfigEntries: configs}}})
 	if err == nil {
 		err = resp.Errors[topic]
 	}
@@ -137,8 +137,13 @@ func (k *kgoEnv) topicAdmin(ctx context.Context) error {
 	if err := k.create(ctx, topic, 3, kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: "3600000"}); err != nil {
 		return err
 	}
-	if v, err := k.topicConfig(ctx, topic, "retention.ms"); err != nil || v != "3600000" {
-		return fmt.Errorf("retention.ms after create = %q (%v), want 3600000", v, err)
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := k.topicConfig(ctx, topic, "retention.ms"); err != nil || v != "3600000" {
+			return fmt.Errorf("retention.ms after create = %q (%v), want 3600000", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	ar, err := k.client().IncrementalAlterConfigs(ctx, &kafka.IncrementalAlterConfigsRequest{Resources: []kafka.IncrementalAlterConfigsRequestResource{{
 		ResourceType: kafka.ResourceTypeTopic, ResourceName: topic,
@@ -151,8 +156,13 @@ func (k *kgoEnv) topicAdmin(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("incremental alter configs: %w", err)
 	}
-	if v, err := k.topicConfig(ctx, topic, "retention.ms"); err != nil || v != "7200000" {
-		return fmt.Errorf("retention.ms after alter = %q (%v), want 7200000", v, err)
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := k.topicConfig(ctx, topic, "retention.ms"); err != nil || v != "7200000" {
+			return fmt.Errorf("retention.ms after alter = %q (%v), want 7200000", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	dr, err := k.client().DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{topic}})
 	if err == nil {

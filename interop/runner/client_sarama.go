@@ -31,7 +31,7 @@ func saramaScenario(ctx context.Context, env Env, scenario string) error {
 	case "transactions":
 		return s.transactions(ctx)
 	case "admin":
-		return s.admin()
+		return s.admin(ctx)
 	case "sasl_plain", "sasl_scram", "ssl", "sasl_ssl":
 		return s.secure(ctx, scenario)
 	}
@@ -73,7 +73,7 @@ func (s *saramaEnv) create(topic string, parts int32, configs map[string]*string
 		return err
 	}
 	defer a.Close()
-	if err := a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: 1, ConfigEntries: configs}, false); err != nil {
+	if err := a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: s.env.rf(), ConfigEntries: configs}, false); err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
 	return nil
@@ -127,15 +127,25 @@ func (s *saramaEnv) topicAdmin(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	if v, err := s.topicConfig(a, topic, "retention.ms"); err != nil || v != "3600000" {
-		return fmt.Errorf("retention.ms after create = %q (%v), want 3600000", v, err)
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := s.topicConfig(a, topic, "retention.ms"); err != nil || v != "3600000" {
+			return fmt.Errorf("retention.ms after create = %q (%v), want 3600000", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := a.IncrementalAlterConfig(sarama.TopicResource, topic, map[string]sarama.IncrementalAlterConfigsEntry{
 		"retention.ms": {Operation: sarama.IncrementalAlterConfigsOperationSet, Value: strp("7200000")}}, false); err != nil {
 		return fmt.Errorf("incremental alter configs: %w", err)
 	}
-	if v, err := s.topicConfig(a, topic, "retention.ms"); err != nil || v != "7200000" {
-		return fmt.Errorf("retention.ms after alter = %q (%v), want 7200000", v, err)
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := s.topicConfig(a, topic, "retention.ms"); err != nil || v != "7200000" {
+			return fmt.Errorf("retention.ms after alter = %q (%v), want 7200000", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := a.DeleteTopic(topic); err != nil {
 		return fmt.Errorf("delete topic: %w", err)
@@ -383,7 +393,7 @@ func (s *saramaEnv) transactions(ctx context.Context) error {
 	return nil
 }
 
-func (s *saramaEnv) admin() error {
+func (s *saramaEnv) admin(ctx context.Context) error {
 	topic := s.env.Prefix + "-adm"
 	if err := s.create(topic, 1, nil); err != nil {
 		return err
@@ -393,8 +403,14 @@ func (s *saramaEnv) admin() error {
 		return err
 	}
 	defer a.Close()
-	if v, err := s.topicConfig(a, topic, "cleanup.policy"); err != nil || v != "delete" {
-		return fmt.Errorf("cleanup.policy = %q (%v), want delete", v, err)
+	// Every broker learns of a new topic from the metadata log, a moment after the create.
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		if v, err := s.topicConfig(a, topic, "cleanup.policy"); err != nil || v != "delete" {
+			return fmt.Errorf("cleanup.policy = %q (%v), want delete", v, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	brokers, _, err := a.DescribeCluster()
 	if err != nil || len(brokers) == 0 {

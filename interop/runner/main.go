@@ -28,7 +28,13 @@ type Env struct {
 	CAFile                         string
 	Prefix                         string // topic, group and transactional-id prefix, unique per run and client
 	User, Pass                     string
+	// ReplicationFactor is what every topic the drivers create asks for (0 means 1): 3 against
+	// a 3-node cluster, so the scenarios run on replicated partitions.
+	ReplicationFactor int16
 }
+
+// rf is the replication factor the drivers create topics with.
+func (e Env) rf() int16 { return max(e.ReplicationFactor, 1) }
 
 // errSkip marks a scenario the client itself cannot express (not the target's fault).
 type errSkip struct{ reason string }
@@ -53,27 +59,32 @@ func main() {
 		perScen   = flag.Duration("scenario-timeout", 90*time.Second, "time limit of one scenario for one client")
 		user      = flag.String("sasl-user", "interop", "SASL user")
 		pass      = flag.String("sasl-password", "interop-secret", "SASL password")
+		rf        = flag.Int("replication-factor", 1, "replication factor of the topics the drivers create (3 against a 3-node cluster)")
 	)
 	flag.Parse()
 	if *sasl == "" {
 		*sasl = *bootstrap
 	}
+	if *rf < 1 || *rf > 32767 {
+		fmt.Fprintf(os.Stderr, "interop: --replication-factor %d is not in [1, 32767]\n", *rf)
+		os.Exit(2)
+	}
 	sec := securityTargets{SSL: *ssl, SASLSSL: *saslSSL, CAFile: mustAbs(*caFile)}
-	if err := run(*target, *bootstrap, *sasl, sec, *clients, *scens, *smoke, *dir, *cache, *perScen, *user, *pass); err != nil {
+	if err := run(*target, *bootstrap, *sasl, sec, *clients, *scens, *smoke, *dir, *cache, *perScen, *user, *pass, int16(*rf)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
 func run(target, bootstrap, sasl string, sec securityTargets, clientList, scenList string, smoke bool, dir, cache string,
-	perScen time.Duration, user, pass string) error {
+	perScen time.Duration, user, pass string, rf int16) error {
 	start := time.Now()
 	caps, err := probe(bootstrap, sasl, sec)
 	if err != nil {
 		return fmt.Errorf("interop: target %s at %s is not answering: %w", target, bootstrap, err)
 	}
 	r := &Run{Target: target, Bootstrap: bootstrap, Started: start, Smoke: smoke, APIs: map[string][2]int16{},
-		Mechanisms: caps.Mechanisms, Cells: map[string]map[string]Cell{}}
+		Mechanisms: caps.Mechanisms, Cells: map[string]map[string]Cell{}, ReplicationFactor: rf}
 	for k, v := range caps.Versions {
 		r.APIs[fmt.Sprintf("%d %s", k, apiName(k))] = v
 	}
@@ -100,10 +111,11 @@ func run(target, bootstrap, sasl string, sec securityTargets, clientList, scenLi
 		}
 	}
 	runID := fmt.Sprintf("%x", start.UnixNano()/1e6%0xffffff)
-	fmt.Printf("interop: target %s (%s), %d clients × %d scenarios, run %s\n", target, bootstrap, len(r.Clients), len(chosen), runID)
+	fmt.Printf("interop: target %s (%s), %d clients × %d scenarios, replication factor %d, run %s\n", target, bootstrap,
+		len(r.Clients), len(chosen), rf, runID)
 	for _, client := range r.Clients {
 		env := Env{Bootstrap: bootstrap, SASLBootstrap: sasl, SSLBootstrap: sec.SSL, SASLSSLBootstrap: sec.SASLSSL,
-			CAFile: sec.CAFile, User: user, Pass: pass,
+			CAFile: sec.CAFile, User: user, Pass: pass, ReplicationFactor: rf,
 			Prefix: "it-" + runID + "-" + strings.ReplaceAll(client, "-", "")}
 		var todo []string
 		for _, s := range chosen {

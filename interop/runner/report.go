@@ -26,16 +26,18 @@ type Cell struct {
 
 // Run is one invocation of the matrix against one target; it is what results/<target>.json holds.
 type Run struct {
-	Target     string                     `json:"target"`
-	Bootstrap  string                     `json:"bootstrap"`
-	Started    time.Time                  `json:"started"`
-	DurationMs int64                      `json:"duration_ms"`
-	Smoke      bool                       `json:"smoke"`
-	APIs       map[string][2]int16        `json:"advertised_apis"`
-	Mechanisms []string                   `json:"sasl_mechanisms,omitempty"`
-	Clients    []string                   `json:"clients"`
-	Scenarios  []string                   `json:"scenarios"`
-	Cells      map[string]map[string]Cell `json:"cells"` // client -> scenario -> cell
+	Target     string    `json:"target"`
+	Bootstrap  string    `json:"bootstrap"`
+	Started    time.Time `json:"started"`
+	DurationMs int64     `json:"duration_ms"`
+	Smoke      bool      `json:"smoke"`
+	// ReplicationFactor is that of the topics the drivers created (absent means 1).
+	ReplicationFactor int16                      `json:"replication_factor,omitempty"`
+	APIs              map[string][2]int16        `json:"advertised_apis"`
+	Mechanisms        []string                   `json:"sasl_mechanisms,omitempty"`
+	Clients           []string                   `json:"clients"`
+	Scenarios         []string                   `json:"scenarios"`
+	Cells             map[string]map[string]Cell `json:"cells"` // client -> scenario -> cell
 }
 
 func (r *Run) set(client, scenario string, c Cell) {
@@ -92,10 +94,16 @@ func writeMarkdown(mdPath, resultsDir string) error {
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("interop: %s: %w", f, err)
 		}
+		if r.Target == "" {
+			continue // another tool's JSON in results/ (interop/diff writes diff.json there)
+		}
 		p, fl, s := r.counts()
 		kind := "full"
 		if r.Smoke {
 			kind = "smoke"
+		}
+		if r.ReplicationFactor > 1 {
+			kind += fmt.Sprintf(", topics created with replication factor %d", r.ReplicationFactor)
 		}
 		fmt.Fprintf(&b, "\n## Target: %s (%s run, %s)\n\n", r.Target, kind, r.Bootstrap)
 		fmt.Fprintf(&b, "%s, %.0f s: %d pass, %d fail, %d skip.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"),

@@ -46,6 +46,7 @@ public final class Driver {
     static final String SASL_SSL_BOOTSTRAP = env("INTEROP_SASL_SSL_BOOTSTRAP", "");
     static final String CA_FILE = env("INTEROP_CA_FILE", "");
     static final String PREFIX = env("INTEROP_PREFIX", "it-java");
+    static final short REPLICATION_FACTOR = Short.parseShort(env("INTEROP_REPLICATION_FACTOR", "1"));
     static final String USER = env("INTEROP_SASL_USER", "interop");
     static final String PASS = env("INTEROP_SASL_PASSWORD", "interop-secret");
     static final long TIMEOUT_MS = Long.parseLong(env("INTEROP_SCENARIO_TIMEOUT_MS", "90000"));
@@ -177,7 +178,7 @@ public final class Driver {
     }
 
     static void create(Admin a, String topic, int parts, Map<String, String> configs) throws Exception {
-        NewTopic t = new NewTopic(topic, parts, (short) 1);
+        NewTopic t = new NewTopic(topic, parts, REPLICATION_FACTOR);
         if (configs != null) t.configs(configs);
         a.createTopics(List.of(t)).all().get(left(), TimeUnit.MILLISECONDS);
     }
@@ -233,13 +234,17 @@ public final class Driver {
         try (Admin a = admin(new Properties())) {
             create(a, topic, 3, Map.of("retention.ms", "3600000"));
             eventually(() -> check(describe(a, topic).partitions().size() == 3, "want 3 partitions"));
-            String v = topicConfig(a, topic, "retention.ms");
-            check("3600000".equals(v), "retention.ms after create = %s", v);
+            eventually(() -> {
+                String v = topicConfig(a, topic, "retention.ms");
+                check("3600000".equals(v), "retention.ms after create = %s", v);
+            });
             ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
             a.incrementalAlterConfigs(Map.of(r, List.of(new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"),
                     AlterConfigOp.OpType.SET)))).all().get(left(), TimeUnit.MILLISECONDS);
-            v = topicConfig(a, topic, "retention.ms");
-            check("7200000".equals(v), "retention.ms after alter = %s", v);
+            eventually(() -> {
+                String v = topicConfig(a, topic, "retention.ms");
+                check("7200000".equals(v), "retention.ms after alter = %s", v);
+            });
             a.deleteTopics(List.of(topic)).all().get(left(), TimeUnit.MILLISECONDS);
             eventually(() -> check(!a.listTopics().names().get(left(), TimeUnit.MILLISECONDS).contains(topic),
                     "topic still listed after delete"));
@@ -396,8 +401,10 @@ public final class Driver {
         TopicPartition tp = new TopicPartition(topic, 0);
         try (Admin a = admin(new Properties())) {
             create(a, topic, 1, null);
-            String v = topicConfig(a, topic, "cleanup.policy");
-            check("delete".equals(v), "cleanup.policy = %s", v);
+            eventually(() -> {
+                String v = topicConfig(a, topic, "cleanup.policy");
+                check("delete".equals(v), "cleanup.policy = %s", v);
+            });
             DescribeClusterResult dc = a.describeCluster();
             String cid = dc.clusterId().get(left(), TimeUnit.MILLISECONDS);
             Collection<org.apache.kafka.common.Node> nodes = dc.nodes().get(left(), TimeUnit.MILLISECONDS);
