@@ -24,6 +24,20 @@ type Cluster struct {
 	// ControlledShutdownTimeoutMs bounds how long a stopping broker waits
 	// for the controller to move its leaderships away.
 	ControlledShutdownTimeoutMs int64 `toml:"controlled_shutdown_timeout_ms"`
+	// InterBrokerListener names the listener followers fetch from (Kafka's
+	// inter.broker.listener.name): empty or the primary listener's name
+	// (its protocol) means the primary listener, otherwise the name of a
+	// [[listeners.extra]] entry. Every broker of a cluster must have it.
+	InterBrokerListener string `toml:"inter_broker_listener"`
+	// InterBrokerSASLMechanism, InterBrokerSASLUsername and
+	// InterBrokerSASLPassword are this broker's credentials on a SASL
+	// inter-broker listener (Kafka's listener.name.X.sasl.jaas.config):
+	// PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512. On a TLS inter-broker
+	// listener the peers' certificates are verified with
+	// security.tls_ca_file and this broker presents security.tls_cert_file.
+	InterBrokerSASLMechanism string `toml:"inter_broker_sasl_mechanism"`
+	InterBrokerSASLUsername  string `toml:"inter_broker_sasl_username"`
+	InterBrokerSASLPassword  string `toml:"inter_broker_sasl_password"`
 }
 
 func defaultCluster() Cluster {
@@ -87,6 +101,86 @@ func (c *Config) IsVoter() bool {
 		}
 	}
 	return false
+}
+
+// InterBrokerListener is the listener followers fetch from: the one
+// cluster.inter_broker_listener names, or the primary listener. ok is
+// false when no listener has that name (Validate refuses such a config).
+func (c *Config) InterBrokerListener() (spec ListenerSpec, ok bool) {
+	ls := c.KafkaListeners()
+	name := c.Cluster.InterBrokerListener
+	if name == "" {
+		return ls[0], true
+	}
+	for _, l := range ls {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return ListenerSpec{}, false
+}
+
+// IsTLSProtocol reports whether a listener protocol runs over TLS.
+func IsTLSProtocol(p string) bool { return p == ProtocolSSL || p == ProtocolSASLSSL }
+
+// IsSASLProtocol reports whether a listener protocol authenticates with SASL.
+func IsSASLProtocol(p string) bool { return p == ProtocolSASLPlaintext || p == ProtocolSASLSSL }
+
+// validateInterBroker checks the inter-broker listener and this broker's
+// credentials for it; it runs after the listeners are validated. A
+// single node never dials a peer, so only a multi-node config must carry
+// what a secured listener needs.
+func (c *Config) validateInterBroker(bad func(key, format string, args ...any) error) error {
+	cl := c.Cluster
+	l, ok := c.InterBrokerListener()
+	if !ok {
+		names := make([]string, 0, 1+len(c.Listeners.Extra))
+		for _, l := range c.KafkaListeners() {
+			names = append(names, l.Name)
+		}
+		return bad("cluster.inter_broker_listener", "no listener is named %q (listeners: %s)",
+			cl.InterBrokerListener, strings.Join(names, ", "))
+	}
+	switch cl.InterBrokerSASLMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return bad("cluster.inter_broker_sasl_mechanism", "%q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+			cl.InterBrokerSASLMechanism)
+	}
+	hasCreds := cl.InterBrokerSASLMechanism != "" || cl.InterBrokerSASLUsername != "" || cl.InterBrokerSASLPassword != ""
+	if hasCreds {
+		switch {
+		case !IsSASLProtocol(l.Protocol):
+			return bad("cluster.inter_broker_sasl_mechanism", "the inter-broker listener %s is %s, not SASL: its SASL credentials would never be used",
+				l.Name, l.Protocol)
+		case cl.InterBrokerSASLMechanism == "":
+			return bad("cluster.inter_broker_sasl_mechanism", "must be set with inter_broker_sasl_username and inter_broker_sasl_password")
+		case cl.InterBrokerSASLUsername == "":
+			return bad("cluster.inter_broker_sasl_username", "must be set with inter_broker_sasl_mechanism")
+		case cl.InterBrokerSASLPassword == "":
+			return bad("cluster.inter_broker_sasl_password", "must be set with inter_broker_sasl_mechanism")
+		}
+		offered := false
+		for _, m := range c.Security.SASLMechanisms {
+			offered = offered || m == cl.InterBrokerSASLMechanism
+		}
+		if !offered {
+			return bad("cluster.inter_broker_sasl_mechanism", "%s is not offered by security.sasl_mechanisms %v",
+				cl.InterBrokerSASLMechanism, c.Security.SASLMechanisms)
+		}
+	}
+	if !c.MultiNode() {
+		return nil
+	}
+	if IsSASLProtocol(l.Protocol) && !hasCreds {
+		return bad("cluster.inter_broker_sasl_mechanism", "the inter-broker listener %s is %s: followers need inter_broker_sasl_mechanism, inter_broker_sasl_username and inter_broker_sasl_password to fetch from it",
+			l.Name, l.Protocol)
+	}
+	if IsTLSProtocol(l.Protocol) && c.Security.TLSCAFile == "" {
+		return bad("security.tls_ca_file", "the inter-broker listener %s is %s: followers need a CA to verify the leaders' certificates",
+			l.Name, l.Protocol)
+	}
+	return nil
 }
 
 func (c *Config) validateCluster(bad func(key, format string, args ...any) error) error {

@@ -396,6 +396,9 @@ func (c *Config) Validate() error {
 	if err := c.validateSecurity(bad); err != nil {
 		return err
 	}
+	if err := c.validateInterBroker(bad); err != nil {
+		return err
+	}
 	if err := c.validateExtensions(bad); err != nil {
 		return err
 	}
