@@ -2,7 +2,9 @@
 // the other in one run, with the same client and settings: produce throughput (100 B and 1 KB
 // records, acks=1 and acks=all, 1 and 6 partitions) and consume throughput with franz-go,
 // produce latency at a fixed rate, Kafka's ProducerPerformance and ConsumerPerformance, the
-// broker's peak RSS and the time from process start to the first acknowledged produce.
+// broker's peak RSS and the time from process start to the first acknowledged produce; then, on
+// 3-node clusters of each (RF=3, min.insync.replicas=2, acks=all), produce throughput of 100 B
+// and 1 KB records and produce latency p50/p99 at a fixed rate.
 // It prints a table with Gregor/Kafka ratios and writes JSON with machine facts to
 // bench/results/. It owns measurement only; the brokers are started by scripts/.
 package main
@@ -40,6 +42,9 @@ type target struct {
 	stop      func()
 	pidFile   string
 	startFile string
+	// cluster targets run the cluster section; pidFiles are their nodes'.
+	cluster  bool
+	pidFiles []string
 }
 
 type options struct {
@@ -47,6 +52,8 @@ type options struct {
 	scale      float64
 	javaTools  bool
 	repeat     int
+	single     bool
+	cluster    bool
 }
 
 func main() {
@@ -55,10 +62,16 @@ func main() {
 	flag.Float64Var(&o.scale, "scale", 1, "multiplies every record count (0.1 for a quick run)")
 	flag.BoolVar(&o.javaTools, "java-tools", true, "also run Kafka's ProducerPerformance and ConsumerPerformance")
 	flag.IntVar(&o.repeat, "repeat", 3, "runs of each throughput measurement; the table shows the median")
+	flag.BoolVar(&o.single, "single", true, "run the single-node section")
+	flag.BoolVar(&o.cluster, "cluster", true, "run the 3-node section (RF=3, min.insync.replicas=2, acks=all)")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	flag.Parse()
 	if o.repeat < 1 {
 		o.repeat = 1
+	}
+	if !o.single && !o.cluster {
+		fmt.Fprintln(os.Stderr, "compare: --single=false and --cluster=false leave nothing to run")
+		os.Exit(2)
 	}
 	if o.durability != "page_cache" && o.durability != "fsync" {
 		fmt.Fprintln(os.Stderr, "compare: --durability must be page_cache or fsync")
@@ -85,11 +98,18 @@ func run(o options, outDir string) error {
 	if o.durability == "fsync" {
 		kafkaArgs = append(kafkaArgs, "--fsync")
 	}
-	targets := []target{
+	var targets []target
+	single := []target{
 		{name: "gregor", bootstrap: "127.0.0.1:28092", start: func() error { return sh(gregorArgs...) },
 			stop: func() { _ = sh("scripts/interop-gregor.sh", "stop") }, pidFile: ".cache/gregor-run/pid", startFile: ".cache/gregor-run/started_at"},
 		{name: "kafka", bootstrap: "127.0.0.1:29092", start: func() error { return sh(kafkaArgs...) },
 			stop: func() { _ = sh("scripts/kafka-ref.sh", "stop") }, pidFile: ".cache/kafka-run/cluster-1/node1/pid", startFile: ".cache/kafka-run/cluster-1/node1/started_at"},
+	}
+	if o.single {
+		targets = append(targets, single...)
+	}
+	if o.cluster {
+		targets = append(targets, clusterTargets(o)...)
 	}
 	measured := map[string]map[string]float64{}
 	notes := map[string]string{}
@@ -104,15 +124,29 @@ func run(o options, outDir string) error {
 		measured[metric][t] = v
 	}
 	for _, t := range targets {
-		fmt.Fprintf(os.Stderr, "compare: === %s ===\n", t.name)
+		if t.cluster {
+			fmt.Fprintf(os.Stderr, "compare: === %s, %d nodes ===\n", t.name, clusterNodes)
+		} else {
+			fmt.Fprintf(os.Stderr, "compare: === %s ===\n", t.name)
+		}
 		if err := t.start(); err != nil {
 			return err
 		}
-		err := measure(t, o, record, notes)
-		if rss, rerr := peakRSS(t.pidFile); rerr == nil {
-			record(t.name, "broker peak RSS", "MiB", "lower", rss)
+		var err error
+		if t.cluster {
+			err = measureCluster(t, o, record)
+			if rss, rerr := sumPeakRSS(t.pidFiles); rerr == nil {
+				record(t.name, clusterPrefix+"peak RSS summed over the 3 brokers", "MiB", "lower", rss)
+			} else {
+				fmt.Fprintf(os.Stderr, "compare: %s cluster: peak RSS: %v\n", t.name, rerr)
+			}
 		} else {
-			fmt.Fprintf(os.Stderr, "compare: %s: peak RSS: %v\n", t.name, rerr)
+			err = measure(t, o, record, notes)
+			if rss, rerr := peakRSS(t.pidFile); rerr == nil {
+				record(t.name, "broker peak RSS", "MiB", "lower", rss)
+			} else {
+				fmt.Fprintf(os.Stderr, "compare: %s: peak RSS: %v\n", t.name, rerr)
+			}
 		}
 		t.stop()
 		if err != nil {
@@ -162,6 +196,19 @@ func peakRSS(pidFile string) (float64, error) {
 	return 0, fmt.Errorf("compare: no VmHWM in /proc/%d/status", pid)
 }
 
+// sumPeakRSS adds the nodes' peak RSS.
+func sumPeakRSS(pidFiles []string) (float64, error) {
+	var sum float64
+	for _, f := range pidFiles {
+		rss, err := peakRSS(f)
+		if err != nil {
+			return 0, err
+		}
+		sum += rss
+	}
+	return sum, nil
+}
+
 func printTable(rs []Result, o options) {
 	fmt.Printf("\nGregor vs Apache Kafka on %d cores (%s durability; ratio = Gregor / Kafka)\n\n", runtime.NumCPU(), o.durability)
 	fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s |\n", "metric", "unit", "Gregor", "Kafka", "ratio")
@@ -176,6 +223,13 @@ func printTable(rs []Result, o options) {
 		if r.Note != "" {
 			fmt.Printf("|   note: %s\n", r.Note)
 		}
+	}
+	if o.cluster {
+		fmt.Printf("\n\"%s\" rows: 3 brokers on loopback on this machine, topics RF=3 with min.insync.replicas=2,\n"+
+			"idempotent acks=all producer, incompressible random values without compression (every byte is replicated);\n"+
+			"throughput on %d partitions, latency at %d records/s on %d partitions. The single-node rows send one repeating\n"+
+			"value with franz-go's default snappy compression.\n",
+			strings.TrimSuffix(clusterPrefix, ": "), clusterPartitions, clusterLatencyRate, clusterNodes)
 	}
 }
 
@@ -199,7 +253,11 @@ func writeResults(dir string, rs []Result, o options) error {
 	}[o.durability]
 	facts["scale"] = o.scale
 	facts["repeat"] = o.repeat
-	facts["client"] = "franz-go (linger 5 ms, 1 MiB batches); Kafka's ProducerPerformance/ConsumerPerformance from the 4.1.1 jars"
+	facts["single_node_section"], facts["cluster_section"] = o.single, o.cluster
+	if o.cluster {
+		facts["cluster"] = "3 brokers on loopback, each a controller voter and a broker; topics RF=3, min.insync.replicas=2; acks=all (idempotent franz-go producer); incompressible random values, no compression"
+	}
+	facts["client"] = "franz-go (linger 5 ms, 1 MiB batches; single-node rows: one repeating value, snappy (franz-go's default); 3-node rows: random values, no compression); Kafka's ProducerPerformance/ConsumerPerformance from the 4.1.1 jars"
 	doc := map[string]any{"when": time.Now().UTC(), "machine": facts, "results": rs}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -21,22 +22,28 @@ import (
 type recordFn func(target, metric, unit, better string, v float64)
 
 func client(bootstrap string, opts ...kgo.Opt) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ClientID("gregor-bench-compare")}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.ClientID("gregor-bench-compare")}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("new client: %w", err)
 	}
 	return cl, nil
 }
 
-// createTopic creates topic and writes one record to each partition, so that the measured
-// runs do not include the broker's leader election of a topic created a moment ago.
+// createTopic creates an unreplicated topic and primes it (createReplicated).
 func createTopic(ctx context.Context, bootstrap, topic string, parts int32) error {
+	return createReplicated(ctx, bootstrap, topic, parts, 1, nil)
+}
+
+// createReplicated creates topic with rf replicas and configs and writes one record to each
+// partition, so that the measured runs do not include the broker's leader election of a topic
+// created a moment ago.
+func createReplicated(ctx context.Context, bootstrap, topic string, parts int32, rf int16, configs map[string]*string) error {
 	cl, err := client(bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	r, err := kadm.NewClient(cl).CreateTopic(ctx, parts, 1, nil, topic)
+	r, err := kadm.NewClient(cl).CreateTopic(ctx, parts, rf, configs, topic)
 	if err == nil {
 		err = r.Err
 	}
@@ -82,29 +89,67 @@ func startToFirstProduce(ctx context.Context, t target) (float64, error) {
 	return 0, fmt.Errorf("no produce succeeded within 2 minutes: %w", err)
 }
 
+// payload says what the produced records carry.
+type payload int
+
+const (
+	// cyclicSnappy: one repeating alphabet value, franz-go's default snappy compression; the
+	// batches on the wire and on disk are a small fraction of the record bytes.
+	cyclicSnappy payload = iota
+	// randomRaw: incompressible random values, no compression; every record byte is sent,
+	// written and replicated.
+	randomRaw
+)
+
+// opts are the client options of the payload.
+func (p payload) opts() []kgo.Opt {
+	if p == randomRaw {
+		return []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}
+	}
+	return nil
+}
+
+// values returns k values of size bytes (k distinct random ones for randomRaw, one cyclic
+// value otherwise); records take them in turn.
+func (p payload) values(size, k int) [][]byte {
+	if p == randomRaw {
+		rng := rand.New(rand.NewPCG(uint64(size), uint64(k)))
+		out := make([][]byte, k)
+		for j := range out {
+			out[j] = make([]byte, size)
+			for i := range out[j] {
+				out[j][i] = byte(rng.Uint32())
+			}
+		}
+		return out
+	}
+	value := make([]byte, size)
+	for i := range value {
+		value[i] = byte('a' + i%26)
+	}
+	return [][]byte{value}
+}
+
 // produceThroughput sends n records of size bytes as fast as the client allows.
-func produceThroughput(ctx context.Context, bootstrap, topic string, n, size int, acks kgo.Acks, leaderOnly bool) (float64, float64, error) {
+func produceThroughput(ctx context.Context, bootstrap, topic string, n, size int, acks kgo.Acks, leaderOnly bool, pl payload) (float64, float64, error) {
 	opts := []kgo.Opt{kgo.RequiredAcks(acks), kgo.ProducerLinger(5 * time.Millisecond), kgo.ProducerBatchMaxBytes(1 << 20),
 		kgo.MaxBufferedRecords(100000)}
 	if leaderOnly { // idempotence requires acks=all
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
-	cl, err := client(bootstrap, opts...)
+	cl, err := client(bootstrap, append(opts, pl.opts()...)...)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer cl.Close()
-	value := make([]byte, size)
-	for i := range value {
-		value[i] = byte('a' + i%26)
-	}
+	values := pl.values(size, 1024)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
 	start := time.Now()
 	wg.Add(n)
 	for i := 0; i < n; i++ {
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i%len(values)]}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				firstErr = errors.Join(firstErr, err)
@@ -145,15 +190,15 @@ func consumeThroughput(ctx context.Context, bootstrap, topic string, n, size int
 	return float64(got*size) / time.Since(start).Seconds() / (1 << 20), nil
 }
 
-// latencyAtRate sends 1 KB records at rate per second for d with acks=all and linger 0 and
-// returns per-record acknowledgement latencies.
-func latencyAtRate(ctx context.Context, bootstrap, topic string, rate int, d time.Duration) ([]time.Duration, error) {
-	cl, err := client(bootstrap, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+// latencyAtRate sends records of size bytes at rate per second for d with acks=all and linger 0
+// and returns per-record acknowledgement latencies.
+func latencyAtRate(ctx context.Context, bootstrap, topic string, size, rate int, d time.Duration, pl payload) ([]time.Duration, error) {
+	cl, err := client(bootstrap, append([]kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0)}, pl.opts()...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	value := make([]byte, 1024)
+	values := pl.values(size, 1024)
 	n := int(float64(rate) * d.Seconds())
 	lats := make([]time.Duration, n)
 	var wg sync.WaitGroup
@@ -168,7 +213,7 @@ func latencyAtRate(ctx context.Context, bootstrap, topic string, rate int, d tim
 		}
 		sent := time.Now()
 		i := i
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i%len(values)]}, func(_ *kgo.Record, err error) {
 			lats[i] = time.Since(sent)
 			if err != nil {
 				mu.Lock()
@@ -262,7 +307,7 @@ func measure(t target, o options, record recordFn, notes map[string]string) erro
 	if err := createTopic(ctx, t.bootstrap, "bench-warmup", 6); err != nil {
 		return err
 	}
-	if _, _, err := produceThroughput(ctx, t.bootstrap, "bench-warmup", scaled(200_000), 1024, kgo.LeaderAck(), true); err != nil {
+	if _, _, err := produceThroughput(ctx, t.bootstrap, "bench-warmup", scaled(200_000), 1024, kgo.LeaderAck(), true, cyclicSnappy); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	for _, size := range []int{100, 1024} {
@@ -278,7 +323,7 @@ func measure(t target, o options, record recordFn, notes map[string]string) erro
 				}
 				var runs []float64
 				for r := 0; r < o.repeat; r++ {
-					rps, mbps, err := produceThroughput(ctx, t.bootstrap, topic, n, size, acks.a, acks.name == "acks=1")
+					rps, mbps, err := produceThroughput(ctx, t.bootstrap, topic, n, size, acks.a, acks.name == "acks=1", cyclicSnappy)
 					if err != nil {
 						return fmt.Errorf("produce %s: %w", topic, err)
 					}
@@ -303,7 +348,7 @@ func measure(t target, o options, record recordFn, notes map[string]string) erro
 	if err := createTopic(ctx, t.bootstrap, "bench-latency", 1); err != nil {
 		return err
 	}
-	lats, err := latencyAtRate(ctx, t.bootstrap, "bench-latency", 2000, time.Duration(float64(10*time.Second)*min(1, o.scale*2)))
+	lats, err := latencyAtRate(ctx, t.bootstrap, "bench-latency", 1024, 2000, time.Duration(float64(10*time.Second)*min(1, o.scale*2)), cyclicSnappy)
 	if err != nil {
 		return fmt.Errorf("latency run: %w", err)
 	}
