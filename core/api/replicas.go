@@ -62,7 +62,7 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 			p.SetLeadershipEpochs(pm.Leader, pm.LeaderEpoch, pm.PartitionEpoch, pm.Replicas, pm.ISR)
 			if pm.Leader >= 0 && pm.Leader != b.Config.NodeID {
 				follows = append(follows, replication.Follow{Partition: p, Leader: pm.Leader,
-					LeaderAddr: brokerAddr(im, pm.Leader), LeaderEpoch: pm.LeaderEpoch})
+					LeaderAddr: b.replicaAddr(im, pm.Leader), LeaderEpoch: pm.LeaderEpoch})
 			}
 		}
 	}
@@ -109,14 +109,37 @@ func (b *Broker) partition(topic string, index int32) (*partition.Partition, boo
 	return b.Partitions.Get(topic, index)
 }
 
-// brokerAddr is a broker's address for replica fetches, or "" when the
-// image does not know it.
-func brokerAddr(im *controller.Image, id int32) string {
+// replicaAddr is a broker's address for replica fetches: its endpoint on
+// the inter-broker listener (cluster.inter_broker_listener, the primary
+// listener by default), or "" when the image does not know it. A broker
+// registered without endpoints is reached at its primary address.
+func (b *Broker) replicaAddr(im *controller.Image, id int32) string {
 	br, ok := im.Broker(id)
-	if !ok || br.Host == "" || br.Port <= 0 {
+	if !ok {
 		return ""
 	}
-	return net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port)))
+	host, port := br.Host, br.Port
+	if len(br.Endpoints) > 0 {
+		l, ok := b.Config.InterBrokerListener()
+		if !ok {
+			return ""
+		}
+		host, port = "", 0
+		for _, e := range br.Endpoints {
+			if e.Listener == l.Name {
+				host, port = e.Host, e.Port
+				break
+			}
+		}
+		if host == "" {
+			b.Logger.Warn("a leader has no endpoint on the inter-broker listener; its partitions are not fetched",
+				"broker", id, "listener", l.Name)
+		}
+	}
+	if host == "" || port <= 0 {
+		return ""
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
 func contains(s []int32, v int32) bool {

@@ -27,10 +27,11 @@ type Client interface {
 type Dialer func(addr string) (Client, func(), error)
 
 // KgoDialer dials with a franz-go client whose only seed is addr; requests go
-// to that broker directly.
-func KgoDialer(clientID string) Dialer {
+// to that broker directly. opts secure the connection to the inter-broker
+// listener (kgo.DialTLSConfig, kgo.SASL).
+func KgoDialer(clientID string, opts ...kgo.Opt) Dialer {
 	return func(addr string) (Client, func(), error) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(clientID))
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(clientID)}, opts...)...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("replication: client for %s: %w", addr, err)
 		}

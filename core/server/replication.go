@@ -29,7 +29,13 @@ func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *contr
 	b.Throttle = th
 	fcfg := fetcherConfig(s.cfg)
 	fcfg.Quota = th.Follower
-	fs, err := replication.NewFollowers(ctx, fcfg, replication.KgoDialer("gregor-replica-"+strconv.Itoa(int(s.cfg.NodeID))),
+	// Followers dial the leaders' inter-broker listener with this
+	// broker's own credentials for it.
+	opts, err := s.interBrokerOpts()
+	if err != nil {
+		return err
+	}
+	fs, err := replication.NewFollowers(ctx, fcfg, replication.KgoDialer("gregor-replica-"+strconv.Itoa(int(s.cfg.NodeID)), opts...),
 		s.now, s.logger)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

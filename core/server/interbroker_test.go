@@ -1,0 +1,330 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/gregorbroker/gregor/core/config"
+)
+
+// testCerts writes a CA and one certificate for 127.0.0.1, valid for
+// servers and clients, and returns the file paths and the CA pool.
+func testCerts(t *testing.T) (caFile, certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gregor test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "broker"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, typ string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(ca)
+	return write("ca.pem", "CERTIFICATE", caDER), write("broker.pem", "CERTIFICATE", der), write("broker.key", "EC PRIVATE KEY", keyDER), pool
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// poll calls cond until it holds, failing the test at the deadline.
+func poll(t *testing.T, ctx context.Context, what string, cond func() error) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// A 3-node cluster replicates over a SASL_SSL listener with mutual TLS and
+// the ACL authorizer: followers authenticate as the super user "replica"
+// with SCRAM and present the broker certificate; the primary PLAINTEXT
+// listener only bootstraps the users and ACLs. acks=all with
+// min.insync.replicas=3 succeeds only once both followers fetched each
+// record through the secure listener. A client that is not a super user is
+// refused replica fetches with CLUSTER_AUTHORIZATION_FAILED.
+func TestReplicationOverSASLSSLListener(t *testing.T) {
+	caFile, certFile, keyFile, pool := testCerts(t)
+	const n = 3
+	ctrl := map[int32]string{}
+	var voters []string
+	for id := int32(1); id <= n; id++ {
+		ctrl[id] = freeAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", id, ctrl[id]))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	logs := &lockedLog{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node logs:\n%s", logs)
+		}
+	})
+	servers := map[int32]*Server{}
+	done := make(chan error, n)
+	runCtx, stop := context.WithCancel(context.Background())
+	for id := int32(1); id <= n; id++ {
+		cfg := config.Default()
+		cfg.NodeID = id
+		cfg.DataDir = t.TempDir()
+		cfg.Listeners.Kafka = "127.0.0.1:0"
+		cfg.Listeners.HTTP = ""
+		cfg.Listeners.Controller = ctrl[id]
+		cfg.Listeners.Extra = []config.ExtraListener{{Name: "SECURE", Address: "127.0.0.1:0", Protocol: config.ProtocolSASLSSL}}
+		cfg.Security.Authorizer = "acl"
+		cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:replica"}
+		cfg.Security.TLSCertFile, cfg.Security.TLSKeyFile, cfg.Security.TLSCAFile = certFile, keyFile, caFile
+		cfg.Security.TLSClientAuth = "required"
+		cfg.Cluster.Voters = voters
+		cfg.Cluster.BrokerSessionTimeoutMs = 3000
+		cfg.Cluster.BrokerHeartbeatIntervalMs = 200
+		cfg.Cluster.ControlledShutdownTimeoutMs = 2000 // all nodes stop at once: the last one has no quorum
+		cfg.Cluster.InterBrokerListener = "SECURE"
+		cfg.Cluster.InterBrokerSASLMechanism = "SCRAM-SHA-512"
+		cfg.Cluster.InterBrokerSASLUsername = "replica"
+		cfg.Cluster.InterBrokerSASLPassword = "replica-secret"
+		cfg.Replication.ReplicaFetchWaitMaxMs = 200
+		cfg.Replication.ReplicaFetchBackoffMs = 100
+		cfg.Topics.AutoCreate = false
+		srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[id] = srv
+		go func() { done <- srv.Run(runCtx) }()
+	}
+	defer func() {
+		stop()
+		for range n {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("run: %v", err)
+			}
+		}
+	}()
+
+	plainAdm := func() *kadm.Client {
+		var seeds []string
+		for _, s := range servers {
+			seeds = append(seeds, s.KafkaAddr())
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return kadm.NewClient(cl)
+	}()
+	// Every node must list all brokers; each is asked directly (a client's
+	// own metadata view may lag behind).
+	for id, srv := range servers {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		poll(t, ctx, fmt.Sprintf("node %d lists %d brokers", id, n), func() error {
+			r, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl.SeedBrokers()[0])
+			if err == nil && len(r.Brokers) != n {
+				err = fmt.Errorf("%d brokers", len(r.Brokers))
+			}
+			return err
+		})
+		cl.Close()
+	}
+	res, err := plainAdm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
+		{User: "replica", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "replica-secret"},
+		{User: "alice", Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "alice-secret"},
+	})
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("create users: %v", err)
+	}
+	const topic = "secure-rf3"
+	acls := kadm.NewACLs().Allow("User:alice").AllowHosts("*").Topics(topic).
+		Operations(kadm.OpWrite, kadm.OpRead, kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral)
+	if created, err := plainAdm.CreateACLs(ctx, acls); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, c := range created {
+			if c.Err != nil {
+				t.Fatalf("create acl: %v", c.Err)
+			}
+		}
+	}
+	three := "3"
+	if r, err := plainAdm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &three}, topic); err != nil {
+		t.Fatalf("create topic: %v (%s)", err, r.ErrMessage)
+	}
+
+	clientTLS := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientTLS.Certificates = []tls.Certificate{cert}
+	var secure []string
+	for _, s := range servers {
+		secure = append(secure, s.ListenerAddr("SECURE"))
+	}
+	alice, err := kgo.NewClient(kgo.SeedBrokers(secure...), kgo.DialTLSConfig(clientTLS),
+		kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	const records = 50
+	// Acks wait for both followers; a record in flight does not end with
+	// ctx in an idempotent producer, so the wait is bounded here.
+	results := make(chan error, records)
+	for i := range records {
+		alice.Produce(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "v%d", i)}, func(_ *kgo.Record, err error) { results <- err })
+	}
+	for i := range records {
+		select {
+		case err := <-results:
+			if err != nil {
+				t.Fatalf("produce (acks=all, min.insync.replicas=3): %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d of %d records acknowledged (acks=all, min.insync.replicas=3): %v", i, records, ctx.Err())
+		}
+	}
+	poll(t, ctx, "high watermark and full ISR", func() error {
+		ends, err := plainAdm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if o, _ := ends.Lookup(topic, 0); o.Offset != records {
+			return fmt.Errorf("high watermark %d, want %d", o.Offset, records)
+		}
+		md, err := plainAdm.Metadata(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if p := md.Topics[topic].Partitions[0]; len(p.ISR) != n {
+			return fmt.Errorf("ISR %v", p.ISR)
+		}
+		return nil
+	})
+	got := 0
+	for got < records {
+		fs := alice.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume: %v", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if want := fmt.Sprintf("v%d", got); string(r.Value) != want || r.Offset != int64(got) {
+				t.Fatalf("record at %d = %q, want %q", r.Offset, r.Value, want)
+			}
+			got++
+		})
+	}
+
+	// A replica fetch is CLUSTER_ACTION on the cluster; alice lacks it.
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.ReplicaState.ID = 2, 2
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 0, 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = topic
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	resp, err := req.RequestWith(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("replica fetch as alice: %v, want CLUSTER_AUTHORIZATION_FAILED", err)
+	}
+}
+
+// lockedLog collects the nodes' logs; the test prints them when it fails.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
