@@ -75,7 +75,8 @@ func writeJSON(path string, v any) error {
 }
 
 // writeMarkdown renders every results/*.json beside resultsDir's parent as RESULTS.md, so a
-// run against one target keeps the other target's last table.
+// run against one target keeps the other target's last table. results/NAME.notes.md, when
+// present, follows NAME's table.
 func writeMarkdown(mdPath, resultsDir string) error {
 	files, _ := filepath.Glob(filepath.Join(resultsDir, "*.json"))
 	sort.Strings(files)
@@ -102,10 +103,11 @@ func writeMarkdown(mdPath, resultsDir string) error {
 		if r.Smoke {
 			kind = "smoke"
 		}
+		kind += " run"
 		if r.ReplicationFactor > 1 {
 			kind += fmt.Sprintf(", topics created with replication factor %d", r.ReplicationFactor)
 		}
-		fmt.Fprintf(&b, "\n## Target: %s (%s run, %s)\n\n", r.Target, kind, r.Bootstrap)
+		fmt.Fprintf(&b, "\n## Target: %s (%s, %s)\n\n", r.Target, kind, r.Bootstrap)
 		fmt.Fprintf(&b, "%s, %.0f s: %d pass, %d fail, %d skip.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"),
 			float64(r.DurationMs)/1000, p, fl, s)
 		b.WriteString("| scenario |")
@@ -138,6 +140,20 @@ func writeMarkdown(mdPath, resultsDir string) error {
 			}
 			b.WriteString("\n")
 		}
+		b.WriteString("| **pass / fail** |")
+		for _, cl := range r.Clients {
+			var pass, fail int
+			for _, sc := range r.Scenarios {
+				switch r.Cells[cl][sc].Status {
+				case Pass:
+					pass++
+				case Fail:
+					fail++
+				}
+			}
+			fmt.Fprintf(&b, " %d / %d |", pass, fail)
+		}
+		b.WriteString("\n")
 		if len(notes) > 0 {
 			b.WriteString("\n")
 			for i, n := range notes {
@@ -162,6 +178,11 @@ func writeMarkdown(mdPath, resultsDir string) error {
 			for _, k := range ks {
 				b.WriteString("- " + mdEscape(k) + "\n")
 			}
+		}
+		// Hand-written notes on a run (diagnosis of its failures) live beside its JSON and
+		// survive the next run's rewrite of this file.
+		if extra, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".notes.md"); err == nil {
+			b.WriteString("\n" + strings.TrimSpace(string(extra)) + "\n")
 		}
 	}
 	return os.WriteFile(mdPath, []byte(b.String()), 0o644)
