@@ -60,8 +60,16 @@ func main() {
 		user      = flag.String("sasl-user", "interop", "SASL user")
 		pass      = flag.String("sasl-password", "interop-secret", "SASL password")
 		rf        = flag.Int("replication-factor", 1, "replication factor of the topics the drivers create (3 against a 3-node cluster)")
+		render    = flag.Bool("render", false, "only rewrite RESULTS.md from results/*.json and results/*.notes.md, run nothing")
 	)
 	flag.Parse()
+	if *render {
+		if err := writeMarkdown(filepath.Join(*dir, "RESULTS.md"), filepath.Join(*dir, "results")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *sasl == "" {
 		*sasl = *bootstrap
 	}
