@@ -30,52 +30,80 @@ import (
 	"github.com/gregorbroker/gregor/core/config"
 )
 
-// testCerts writes a CA and one certificate for 127.0.0.1, valid for
-// servers and clients, and returns the file paths and the CA pool.
-func testCerts(t *testing.T) (caFile, certFile, keyFile string, pool *x509.CertPool) {
+// testPKI is a CA and leaf certificates for 127.0.0.1, valid for servers
+// and clients, written as PEM files.
+type testPKI struct {
+	t      *testing.T
+	dir    string
+	ca     *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	caFile string
+	pool   *x509.CertPool
+	serial int64
+}
+
+func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gregor test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := &testPKI{t: t, dir: t.TempDir(), serial: 1}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "broker"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gregor test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p.ca, err = x509.ParseCertificate(der); err != nil {
+		t.Fatal(err)
+	}
+	p.caKey, p.pool = key, x509.NewCertPool()
+	p.pool.AddCert(p.ca)
+	p.caFile = p.write("ca.pem", "CERTIFICATE", der)
+	return p
+}
+
+func (p *testPKI) write(name, typ string, b []byte) string {
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+	return path
+}
+
+// issue writes a certificate and key for CN=cn and returns their files.
+func (p *testPKI) issue(cn string) (certFile, keyFile string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.serial++
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: cn},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	if err != nil {
+		p.t.Fatal(err)
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		t.Fatal(err)
+		p.t.Fatal(err)
 	}
-	write := func(name, typ string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	return p.write(cn+".pem", "CERTIFICATE", der), p.write(cn+".key", "EC PRIVATE KEY", keyDER)
+}
+
+// clientTLS trusts the CA and presents CN=cn.
+func (p *testPKI) clientTLS(cn string) *tls.Config {
+	certFile, keyFile := p.issue(cn)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		p.t.Fatal(err)
 	}
-	pool = x509.NewCertPool()
-	pool.AddCert(ca)
-	return write("ca.pem", "CERTIFICATE", caDER), write("broker.pem", "CERTIFICATE", der), write("broker.key", "EC PRIVATE KEY", keyDER), pool
+	return &tls.Config{RootCAs: p.pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 }
 
 func freeAddr(t *testing.T) string {
@@ -106,15 +134,24 @@ func poll(t *testing.T, ctx context.Context, what string, cond func() error) {
 	}
 }
 
-// A 3-node cluster replicates over a SASL_SSL listener with mutual TLS and
-// the ACL authorizer: followers authenticate as the super user "replica"
-// with SCRAM and present the broker certificate; the primary PLAINTEXT
+// A 3-node cluster replicates over a secured listener with required client
+// certificates and the ACL authorizer: on SASL_SSL followers authenticate
+// as the super user "replica" with SCRAM, on SSL their certificate's
+// principal (User:CN=broker) is the super user. The primary PLAINTEXT
 // listener only bootstraps the users and ACLs. acks=all with
 // min.insync.replicas=3 succeeds only once both followers fetched each
 // record through the secure listener. A client that is not a super user is
 // refused replica fetches with CLUSTER_AUTHORIZATION_FAILED.
-func TestReplicationOverSASLSSLListener(t *testing.T) {
-	caFile, certFile, keyFile, pool := testCerts(t)
+func TestReplicationOverSecuredListener(t *testing.T) {
+	for _, proto := range []string{config.ProtocolSASLSSL, config.ProtocolSSL} {
+		t.Run(proto, func(t *testing.T) { testReplicationOverSecuredListener(t, proto) })
+	}
+}
+
+func testReplicationOverSecuredListener(t *testing.T, proto string) {
+	pki := newTestPKI(t)
+	certFile, keyFile := pki.issue("broker")
+	sasl := proto == config.ProtocolSASLSSL
 	const n = 3
 	ctrl := map[int32]string{}
 	var voters []string
@@ -140,19 +177,25 @@ func TestReplicationOverSASLSSLListener(t *testing.T) {
 		cfg.Listeners.Kafka = "127.0.0.1:0"
 		cfg.Listeners.HTTP = ""
 		cfg.Listeners.Controller = ctrl[id]
-		cfg.Listeners.Extra = []config.ExtraListener{{Name: "SECURE", Address: "127.0.0.1:0", Protocol: config.ProtocolSASLSSL}}
+		cfg.Listeners.Extra = []config.ExtraListener{{Name: "SECURE", Address: "127.0.0.1:0", Protocol: proto}}
 		cfg.Security.Authorizer = "acl"
-		cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:replica"}
-		cfg.Security.TLSCertFile, cfg.Security.TLSKeyFile, cfg.Security.TLSCAFile = certFile, keyFile, caFile
+		cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:replica", "User:CN=broker"}
+		if sasl {
+			// The certificate is not the principal on SASL_SSL.
+			cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:replica"}
+		}
+		cfg.Security.TLSCertFile, cfg.Security.TLSKeyFile, cfg.Security.TLSCAFile = certFile, keyFile, pki.caFile
 		cfg.Security.TLSClientAuth = "required"
 		cfg.Cluster.Voters = voters
 		cfg.Cluster.BrokerSessionTimeoutMs = 3000
 		cfg.Cluster.BrokerHeartbeatIntervalMs = 200
 		cfg.Cluster.ControlledShutdownTimeoutMs = 2000 // all nodes stop at once: the last one has no quorum
 		cfg.Cluster.InterBrokerListener = "SECURE"
-		cfg.Cluster.InterBrokerSASLMechanism = "SCRAM-SHA-512"
-		cfg.Cluster.InterBrokerSASLUsername = "replica"
-		cfg.Cluster.InterBrokerSASLPassword = "replica-secret"
+		if sasl {
+			cfg.Cluster.InterBrokerSASLMechanism = "SCRAM-SHA-512"
+			cfg.Cluster.InterBrokerSASLUsername = "replica"
+			cfg.Cluster.InterBrokerSASLPassword = "replica-secret"
+		}
 		cfg.Replication.ReplicaFetchWaitMaxMs = 200
 		cfg.Replication.ReplicaFetchBackoffMs = 100
 		cfg.Topics.AutoCreate = false
@@ -211,7 +254,11 @@ func TestReplicationOverSASLSSLListener(t *testing.T) {
 		t.Fatalf("create users: %v", err)
 	}
 	const topic = "secure-rf3"
-	acls := kadm.NewACLs().Allow("User:alice").AllowHosts("*").Topics(topic).
+	aliceUser := "User:alice"
+	if !sasl {
+		aliceUser = "User:CN=alice"
+	}
+	acls := kadm.NewACLs().Allow(aliceUser).AllowHosts("*").Topics(topic).
 		Operations(kadm.OpWrite, kadm.OpRead, kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral)
 	if created, err := plainAdm.CreateACLs(ctx, acls); err != nil {
 		t.Fatal(err)
@@ -227,19 +274,16 @@ func TestReplicationOverSASLSSLListener(t *testing.T) {
 		t.Fatalf("create topic: %v (%s)", err, r.ErrMessage)
 	}
 
-	clientTLS := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientTLS.Certificates = []tls.Certificate{cert}
 	var secure []string
 	for _, s := range servers {
 		secure = append(secure, s.ListenerAddr("SECURE"))
 	}
-	alice, err := kgo.NewClient(kgo.SeedBrokers(secure...), kgo.DialTLSConfig(clientTLS),
-		kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()),
-		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	opts := []kgo.Opt{kgo.SeedBrokers(secure...), kgo.DialTLSConfig(pki.clientTLS("alice")),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	if sasl {
+		opts = append(opts, kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()))
+	}
+	alice, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
