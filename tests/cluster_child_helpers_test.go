@@ -90,6 +90,7 @@ voters = [%s]
 broker_session_timeout_ms = 2000
 broker_heartbeat_interval_ms = 200
 controlled_shutdown_timeout_ms = 10000
+quorum_election_timeout_ms = 500
 
 [replication]
 replica_lag_time_max_ms = 4000

@@ -24,6 +24,12 @@ type Cluster struct {
 	// ControlledShutdownTimeoutMs bounds how long a stopping broker waits
 	// for the controller to move its leaderships away.
 	ControlledShutdownTimeoutMs int64 `toml:"controlled_shutdown_timeout_ms"`
+	// QuorumElectionTimeoutMs is how long a voter hears nothing from the
+	// Raft leader before it stands for election, and how often the leader
+	// must reach a quorum to stay leader (Kafka's
+	// controller.quorum.election.timeout.ms). Multi-node only; a single
+	// node elects itself at once.
+	QuorumElectionTimeoutMs int64 `toml:"quorum_election_timeout_ms"`
 	// InterBrokerListener names the listener followers fetch from (Kafka's
 	// inter.broker.listener.name): empty or the primary listener's name
 	// (its protocol) means the primary listener, otherwise the name of a
@@ -45,6 +51,7 @@ func defaultCluster() Cluster {
 		BrokerSessionTimeoutMs:      9000,
 		BrokerHeartbeatIntervalMs:   2000,
 		ControlledShutdownTimeoutMs: 30000,
+		QuorumElectionTimeoutMs:     1000,
 	}
 }
 
@@ -193,6 +200,8 @@ func (c *Config) validateCluster(bad func(key, format string, args ...any) error
 			cl.BrokerHeartbeatIntervalMs, cl.BrokerSessionTimeoutMs)
 	case cl.ControlledShutdownTimeoutMs < 0:
 		return bad("cluster.controlled_shutdown_timeout_ms", "%d is negative", cl.ControlledShutdownTimeoutMs)
+	case cl.QuorumElectionTimeoutMs < 10 || cl.QuorumElectionTimeoutMs > 600000:
+		return bad("cluster.quorum_election_timeout_ms", "%d is not in [10, 600000]", cl.QuorumElectionTimeoutMs)
 	case len(c.Rack) > 255:
 		return bad("rack", "%d bytes is longer than 255", len(c.Rack))
 	}

@@ -88,6 +88,7 @@ func TestClusterConfig(t *testing.T) {
 		{"voter twice", "[listeners]\ncontroller = \"127.0.0.1:9093\"\n[cluster]\nvoters = [\"1@a:1\", \"1@b:2\"]", "listed twice", false},
 		{"heartbeat above session", "[cluster]\nbroker_session_timeout_ms = 1000\nbroker_heartbeat_interval_ms = 1000", "cluster.broker_heartbeat_interval_ms", false},
 		{"zero session", "[cluster]\nbroker_session_timeout_ms = 0", "cluster.broker_session_timeout_ms", false},
+		{"election timeout too short", "[cluster]\nquorum_election_timeout_ms = 5", "cluster.quorum_election_timeout_ms", false},
 		{"unknown cluster key", "[cluster]\nvoter = []", "unknown key cluster.voter", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,6 +44,11 @@ type Config struct {
 	// (multi-voter timeouts, snapshot thresholds in tests).
 	Tune func(*raft.Config)
 
+	// ElectionTimeout is the multi-voter Raft heartbeat and election
+	// timeout (the leader lease is half of it); 0 means one second. A
+	// single voter always uses a short one: it has nobody to wait for.
+	ElectionTimeout time.Duration
+
 	// Voters, when set, make the node part of a multi-node quorum: raft
 	// runs over Listener among these voters (bootstrapped from this list
 	// on an empty store), and a node not listed follows the metadata log
@@ -186,6 +191,13 @@ func Open(cfg Config) (*Controller, error) {
 	rc.ElectionTimeout = singleVoterTimeout
 	rc.LeaderLeaseTimeout = singleVoterTimeout
 	rc.CommitTimeout = commitTimeout
+	if len(cfg.Voters) > 1 {
+		d := cfg.ElectionTimeout
+		if d <= 0 {
+			d = time.Second
+		}
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = d, d, d/2
+	}
 	rc.SnapshotThreshold = 4096
 	rc.TrailingLogs = 1024
 	rc.NotifyCh = c.notifyCh

@@ -82,6 +82,7 @@ func (s *Server) controllerConfig() controller.Config {
 		cfg.Voters = s.cfg.Voters()
 		cfg.Listener = s.ctrlLn
 		cfg.Advertised = s.controllerAdvertised()
+		cfg.ElectionTimeout = time.Duration(s.cfg.Cluster.QuorumElectionTimeoutMs) * time.Millisecond
 	}
 	return cfg
 }
