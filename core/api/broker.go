@@ -48,6 +48,9 @@ type Broker struct {
 	// Throttle holds the replication quotas (leader and follower side),
 	// set from the metadata image by SyncPartitions; nil never throttles.
 	Throttle *replication.Throttle
+	// Peers sends transaction markers and verifications to other brokers;
+	// nil reaches no other broker (a lone broker leads everything).
+	Peers *Peers
 
 	syncMu sync.Mutex // serialises SyncPartitions
 

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
@@ -73,21 +75,36 @@ func TxnConfig(c config.Config) txn.Config {
 // coordinator.
 func (b *Broker) AllocateProducerID() (int64, error) { return b.nextProducerID() }
 
-// WriteTxnMarker appends a transaction marker to a partition this broker
-// leads, and hands transactional offsets on __consumer_offsets to the group
-// coordinator. Markers for partitions led elsewhere are not sent yet: this
-// broker has no inter-broker client, so the coordinator retries them.
+// WriteTxnMarker writes a transaction marker to a partition's leader: the
+// marker is appended here when this broker leads the partition, and sent
+// as WriteTxnMarkers to the leader otherwise. Transactional offsets on
+// __consumer_offsets are completed by the group coordinator of the leader
+// that writes the marker. An error leaves the marker for the transaction
+// coordinator to retry; txn.ErrMarkerDropped means the marker is not needed.
 func (b *Broker) WriteTxnMarker(tp txn.TopicPartition, m partition.TxnMarker) error {
-	p, ok := b.Partitions.Get(tp.Topic, tp.Partition)
+	t, known := b.Controller.Image().Topic(tp.Topic)
+	if !known || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+		// The topic was deleted: its partitions need no marker.
+		return txn.ErrMarkerDropped
+	}
+	leader := t.Partitions[tp.Partition].Leader
+	switch {
+	case leader == b.Config.NodeID:
+		return b.writeLocalTxnMarker(tp, m)
+	case leader < 0:
+		return fmt.Errorf("api: %s-%d has no leader", tp.Topic, tp.Partition)
+	}
+	return b.writeRemoteTxnMarker(leader, tp, m)
+}
+
+// writeLocalTxnMarker appends a marker to a partition led here.
+func (b *Broker) writeLocalTxnMarker(tp txn.TopicPartition, m partition.TxnMarker) error {
+	p, ok := b.partition(tp.Topic, tp.Partition)
 	if !ok {
-		t, known := b.Controller.Image().Topic(tp.Topic)
-		if !known || int(tp.Partition) >= len(t.Partitions) {
-			return txn.ErrMarkerDropped
-		}
 		return fmt.Errorf("api: %s-%d is not hosted here", tp.Topic, tp.Partition)
 	}
 	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-		return fmt.Errorf("api: %s-%d is led by broker %d; remote markers are not supported", tp.Topic, tp.Partition, leader)
+		return fmt.Errorf("api: %s-%d: %w (led by broker %d)", tp.Topic, tp.Partition, partition.ErrNotLeader, leader)
 	}
 	if _, err := p.WriteTxnMarker(m); err != nil {
 		if errors.Is(err, partition.ErrInvalidProducerEpoch) || errors.Is(err, partition.ErrCoordinatorFenced) {
@@ -107,6 +124,55 @@ func (b *Broker) WriteTxnMarker(tp txn.TopicPartition, m partition.TxnMarker) er
 		}
 	}
 	return nil
+}
+
+// writeRemoteTxnMarker sends a marker to the partition's leader, as
+// Kafka's coordinator does with WriteTxnMarkers. The leader's answer is
+// read as the local append's: INVALID_PRODUCER_EPOCH and
+// TRANSACTION_COORDINATOR_FENCED drop the marker (a newer epoch closed the
+// transaction), any other error or a lost answer leaves it to be retried.
+func (b *Broker) writeRemoteTxnMarker(leader int32, tp txn.TopicPartition, m partition.TxnMarker) error {
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	rm := kmsg.NewWriteTxnMarkersRequestMarker()
+	rm.ProducerID, rm.ProducerEpoch, rm.Committed, rm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
+	rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	rt.Topic, rt.Partitions = tp.Topic, []int32{tp.Partition}
+	rm.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{rt}
+	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{rm}
+	var code int16 = -1
+	err := b.withPeer(leader, func(ctx context.Context, cl kmsg.Requestor) error {
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		for _, sm := range resp.Markers {
+			if sm.ProducerID != m.ProducerID {
+				continue
+			}
+			for _, st := range sm.Topics {
+				for _, sp := range st.Partitions {
+					if st.Topic == tp.Topic && sp.Partition == tp.Partition {
+						code = sp.ErrorCode
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("api: marker for %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	switch code {
+	case 0:
+		return nil
+	case -1:
+		return fmt.Errorf("api: marker for %s-%d: broker %d answered without the partition", tp.Topic, tp.Partition, leader)
+	case kerr.InvalidProducerEpoch.Code, kerr.TransactionCoordinatorFenced.Code:
+		b.Logger.Warn("transaction marker refused", "topic", tp.Topic, "partition", tp.Partition,
+			"producer_id", m.ProducerID, "leader", leader, "err", kerr.ErrorForCode(code))
+		return txn.ErrMarkerDropped
+	}
+	return fmt.Errorf("api: marker for %s-%d on broker %d: %w", tp.Topic, tp.Partition, leader, kerr.ErrorForCode(code))
 }
 
 // assignTxnPartitions tells the transaction coordinator which

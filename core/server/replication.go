@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/gregorbroker/gregor/core/api"
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
@@ -41,6 +43,10 @@ func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *contr
 		return fmt.Errorf("server: %w", err)
 	}
 	b.Followers = fs
+	// Transaction markers and verifications go to other brokers over the
+	// same listener with the same credentials, on clients of their own.
+	b.Peers = api.NewPeers(replication.KgoDialer("gregor-broker-"+strconv.Itoa(int(s.cfg.NodeID)),
+		append([]kgo.Opt{kgo.DialTimeout(peerTimeout)}, opts...)...), peerTimeout)
 	ap, ok := any(ctrl).(alterPartitioner)
 	if !ok {
 		return nil
@@ -60,6 +66,11 @@ func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *contr
 	b.ISR = isr
 	return nil
 }
+
+// peerTimeout bounds a transaction marker or verification sent to another
+// broker; the coordinator retries a marker that timed out, a producer a
+// verification.
+const peerTimeout = 5 * time.Second
 
 // fetcherConfig is the follower fetch settings of [replication].
 func fetcherConfig(cfg config.Config) replication.FetcherConfig {

@@ -245,6 +245,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer broker.Followers.Close()
+	defer broker.Peers.Close()
 	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
