@@ -83,6 +83,11 @@ func (b *Broker) addTxnPartitions(r *protocol.Request, id string, pid int64, epo
 		}
 		return codes
 	}
+	if !client {
+		// A partition leader adds partitions only for a producer of
+		// transaction version 2 (Produce v12+, KIP-890 part 2).
+		req.TransactionVersion = 2
+	}
 	all(b.txnCode(b.Txns.AddPartitions(req), r.Version, 2))
 	return codes
 }

@@ -219,19 +219,30 @@ func (b *Broker) transactionTopic() (*controller.Topic, error) {
 // verifyTxnProduce applies KIP-890 part 1 on the produce path: the first
 // transactional batch of a producer on a partition is appended only if the
 // partition is in its open transaction. With KIP-890 part 2 (produce v12+)
-// the partition is added to the transaction instead.
+// the partition is added to the transaction instead. The transaction's
+// coordinator is asked here when this broker is it, and with
+// AddPartitionsToTxn v4+ when another broker is.
 func (b *Broker) verifyTxnProduce(version int16, txnID string, p *partition.Partition, records []byte) error {
 	pid, epoch, ok := firstProducer(records)
 	if !ok || p.OpenTxn(pid) {
 		return nil
 	}
-	if b.Txns == nil {
-		return txn.ErrCoordinatorNotAvailable
-	}
 	req := txn.AddPartitionsRequest{TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch,
 		Partitions: []txn.TopicPartition{{Topic: p.Topic, Partition: p.Index}}}
 	if version >= 12 {
 		req.TransactionVersion = 2
+	}
+	coordinator, err := b.txnCoordinatorOf(txnID)
+	if err != nil {
+		return err
+	}
+	if coordinator != b.Config.NodeID {
+		return abortableFor(b.addPartitionsRemote(coordinator, req), version >= 11)
+	}
+	if b.Txns == nil {
+		return txn.ErrCoordinatorNotAvailable
+	}
+	if req.TransactionVersion >= 2 {
 		return b.Txns.AddPartitions(req)
 	}
 	errs, err := b.Txns.Verify(req)
@@ -239,6 +250,112 @@ func (b *Broker) verifyTxnProduce(version int16, txnID string, p *partition.Part
 		return err
 	}
 	return abortableFor(errs[0], version >= 11)
+}
+
+// txnCoordinatorOf is the broker coordinating a transactional id: the
+// leader of its __transaction_state partition in the metadata image.
+func (b *Broker) txnCoordinatorOf(txnID string) (int32, error) {
+	t, ok := b.Controller.Image().Topic(txn.StateTopic)
+	if !ok || len(t.Partitions) == 0 {
+		return -1, fmt.Errorf("%w: %s does not exist", txn.ErrCoordinatorNotAvailable, txn.StateTopic)
+	}
+	idx := txn.PartitionFor(txnID, int32(len(t.Partitions)))
+	leader := t.Partitions[idx].Leader
+	if leader < 0 {
+		return -1, fmt.Errorf("%w: %s-%d has no leader", txn.ErrCoordinatorNotAvailable, txn.StateTopic, idx)
+	}
+	return leader, nil
+}
+
+// addPartitionsRemote sends the broker form of AddPartitionsToTxn (v4+) to
+// the coordinator on another broker: verify_only for KIP-890 part 1, an
+// implicit add for transaction version 2. The answer comes back as the
+// local coordinator's errors, so the produce path maps both alike.
+func (b *Broker) addPartitionsRemote(coordinator int32, req txn.AddPartitionsRequest) error {
+	ar := kmsg.NewPtrAddPartitionsToTxnRequest()
+	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch = req.TransactionalID, req.ProducerID, req.ProducerEpoch
+	rt.VerifyOnly = req.TransactionVersion < 2
+	for _, tp := range req.Partitions {
+		tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		tt.Topic, tt.Partitions = tp.Topic, []int32{tp.Partition}
+		rt.Topics = append(rt.Topics, tt)
+	}
+	ar.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{rt}
+	var code int16
+	err := b.withPeer(coordinator, func(ctx context.Context, cl kmsg.Requestor) error {
+		resp, err := ar.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		if ar.Version < 4 {
+			return fmt.Errorf("AddPartitionsToTxn v%d has no broker form", ar.Version)
+		}
+		code = firstTxnCode(resp, req.TransactionalID)
+		return nil
+	})
+	if err != nil {
+		// The coordinator cannot be reached: retriable for the producer.
+		return fmt.Errorf("%w: %w", txn.ErrCoordinatorNotAvailable, err)
+	}
+	return txnErrorFor(code, coordinator)
+}
+
+// firstTxnCode is the first error of a transaction in an
+// AddPartitionsToTxn v4+ answer: the top-level one, or the first failed
+// partition's. A transaction missing from the answer is
+// COORDINATOR_NOT_AVAILABLE.
+func firstTxnCode(resp *kmsg.AddPartitionsToTxnResponse, txnID string) int16 {
+	if resp.ErrorCode != 0 {
+		return resp.ErrorCode
+	}
+	for _, rt := range resp.Transactions {
+		if rt.TransactionalID != txnID {
+			continue
+		}
+		for _, tt := range rt.Topics {
+			for _, p := range tt.Partitions {
+				if p.ErrorCode != 0 {
+					return p.ErrorCode
+				}
+			}
+		}
+		return 0
+	}
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+// txnErrorFor turns a coordinator's error code into the coordinator error
+// it stands for.
+func txnErrorFor(code int16, coordinator int32) error {
+	if code == 0 {
+		return nil
+	}
+	kErr := kerr.ErrorForCode(code)
+	var base error
+	switch code {
+	case kerr.NotCoordinator.Code:
+		base = txn.ErrNotCoordinator
+	case kerr.CoordinatorLoadInProgress.Code:
+		base = txn.ErrCoordinatorLoadInProgress
+	case kerr.CoordinatorNotAvailable.Code:
+		base = txn.ErrCoordinatorNotAvailable
+	case kerr.ProducerFenced.Code, kerr.InvalidProducerEpoch.Code:
+		base = txn.ErrProducerFenced
+	case kerr.InvalidProducerIDMapping.Code:
+		base = txn.ErrInvalidProducerIDMapping
+	case kerr.ConcurrentTransactions.Code:
+		base = txn.ErrConcurrentTransactions
+	case kerr.TransactionAbortable.Code:
+		// The partition is not in the transaction; abortableFor chooses
+		// the code the producer knows.
+		base = txn.ErrNotInTransaction
+	case kerr.InvalidTxnState.Code:
+		base = txn.ErrInvalidTxnState
+	default:
+		return fmt.Errorf("api: transaction coordinator %d: %w", coordinator, kErr)
+	}
+	return fmt.Errorf("%w: transaction coordinator %d: %v", base, coordinator, kErr)
 }
 
 // errTransactionAbortable is an error the client can get past by aborting
@@ -278,6 +395,11 @@ func produceTxnCode(err error) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, txn.ErrConcurrentTransactions):
 		return kerr.ConcurrentTransactions.Code
+	}
+	// Any other answer of a remote coordinator is passed on as it came.
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
 	}
 	return errCode(err)
 }
