@@ -1,0 +1,224 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/txn"
+)
+
+// startTxnCluster runs three plaintext nodes in this process with small
+// internal topics and returns their Kafka addresses. The nodes stop when
+// the test ends.
+func startTxnCluster(t *testing.T) []string {
+	t.Helper()
+	const n = 3
+	ctrl := map[int32]string{}
+	var voters []string
+	for id := int32(1); id <= n; id++ {
+		ctrl[id] = freeAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", id, ctrl[id]))
+	}
+	logs := &lockedLog{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node logs:\n%s", logs)
+		}
+	})
+	done := make(chan error, n)
+	runCtx, stop := context.WithCancel(context.Background())
+	var seeds []string
+	for id := int32(1); id <= n; id++ {
+		cfg := config.Default()
+		cfg.NodeID = id
+		cfg.DataDir = t.TempDir()
+		cfg.Listeners.Kafka = "127.0.0.1:0"
+		cfg.Listeners.HTTP = ""
+		cfg.Listeners.Controller = ctrl[id]
+		cfg.Cluster.Voters = voters
+		cfg.Cluster.BrokerSessionTimeoutMs = 3000
+		cfg.Cluster.BrokerHeartbeatIntervalMs = 200
+		cfg.Cluster.ControlledShutdownTimeoutMs = 2000 // all nodes stop at once: the last one has no quorum
+		cfg.Replication.ReplicaFetchWaitMaxMs = 100
+		cfg.Replication.ReplicaFetchBackoffMs = 100
+		cfg.Topics.AutoCreate = false
+		cfg.Transactions.StateLogPartitions = 6
+		cfg.Groups.OffsetsTopicPartitions = 6
+		srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, srv.KafkaAddr())
+		go func() { done <- srv.Run(runCtx) }()
+	}
+	t.Cleanup(func() {
+		stop()
+		for range n {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("run: %v", err)
+			}
+		}
+	})
+	return seeds
+}
+
+// Transactions span brokers: the coordinator of the transactional id leads
+// only some of the partitions written, so the others are verified (or
+// added, for transaction version 2) by their leaders with AddPartitionsToTxn
+// to the coordinator, and their markers are sent with WriteTxnMarkers to
+// their leaders. A committed, an aborted and a second committed
+// transaction over six partitions leave a read_committed reader exactly
+// the committed records, and the last stable offset at the end of every
+// partition. It runs for the current protocol (Produce v12+, KIP-890 part 2)
+// and for a Kafka 3.7 client (explicit AddPartitionsToTxn, part 1
+// verification).
+func TestTransactionsAcrossBrokers(t *testing.T) {
+	seeds := startTxnCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	poll(t, ctx, "three brokers registered", func() error {
+		bs, err := adm.ListBrokers(ctx)
+		if err == nil && len(bs) != 3 {
+			err = fmt.Errorf("%d brokers", len(bs))
+		}
+		return err
+	})
+	for _, tc := range []struct {
+		name     string
+		versions *kversion.Versions
+	}{
+		{"current", nil},
+		{"kafka-3.7", kversion.V3_7_0()},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testTxnAcrossBrokers(t, ctx, adm, seeds, tc.name, tc.versions) })
+	}
+}
+
+func testTxnAcrossBrokers(t *testing.T, ctx context.Context, adm *kadm.Client, seeds []string, name string, versions *kversion.Versions) {
+	const parts, perTxn = 6, 5
+	topic := "txn-spread-" + name
+	two := "2"
+	if r, err := adm.CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil {
+		t.Fatalf("create topic: %v (%s)", err, r.ErrMessage)
+	}
+	txnID := "spread-" + name
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.TransactionalID(txnID), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(20 * time.Second)}
+	if versions != nil {
+		opts = append(opts, kgo.MaxVersions(versions))
+	}
+	prod, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+
+	// run writes one transaction of perTxn records to every partition and
+	// ends it; values are "<label>-<partition>-<i>".
+	run := func(label string, commit kgo.TransactionEndTry) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatalf("%s: begin: %v", label, err)
+		}
+		var recs []*kgo.Record
+		for p := range int32(parts) {
+			for i := range perTxn {
+				recs = append(recs, &kgo.Record{Partition: p, Value: fmt.Appendf(nil, "%s-%d-%d", label, p, i)})
+			}
+		}
+		if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("%s: produce: %v", label, err)
+		}
+		if err := prod.EndTransaction(ctx, commit); err != nil {
+			t.Fatalf("%s: end: %v", label, err)
+		}
+	}
+	run("c1", kgo.TryCommit)
+	run("a1", kgo.TryAbort)
+	run("c2", kgo.TryCommit)
+
+	// The coordinator must not lead every partition, or nothing remote was
+	// exercised.
+	md, err := adm.Metadata(ctx, txn.StateTopic, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := md.Topics[txn.StateTopic]
+	if state.Err != nil || len(state.Partitions) == 0 {
+		t.Fatalf("%s: %v, %d partitions", txn.StateTopic, state.Err, len(state.Partitions))
+	}
+	coordinator := state.Partitions[txn.PartitionFor(txnID, int32(len(state.Partitions)))].Leader
+	remote := 0
+	for _, p := range md.Topics[topic].Partitions {
+		if p.Leader != coordinator {
+			remote++
+		}
+	}
+	if remote == 0 {
+		t.Fatalf("coordinator %d leads all %d partitions; no remote marker or verification was needed", coordinator, parts)
+	}
+	t.Logf("coordinator %d; %d of %d partitions led by other brokers", coordinator, remote, parts)
+
+	// The last stable offset reaches the end of every partition: three
+	// transactions of perTxn records and a marker each.
+	const end = 3 * (perTxn + 1)
+	poll(t, ctx, "last stable offset at the end", func() error {
+		lso, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		for p := range int32(parts) {
+			o, ok := lso.Lookup(topic, p)
+			if !ok || o.Err != nil || o.Offset != end {
+				return fmt.Errorf("partition %d: last stable offset %d (%v), want %d", p, o.Offset, o.Err, end)
+			}
+		}
+		return nil
+	})
+
+	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	got := map[int32][]string{}
+	total := 0
+	for total < parts*2*perTxn {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume after %d records: %v", total, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got[r.Partition] = append(got[r.Partition], string(r.Value))
+			total++
+		})
+	}
+	for p := range int32(parts) {
+		var want []string
+		for _, label := range []string{"c1", "c2"} {
+			for i := range perTxn {
+				want = append(want, label+"-"+strconv.Itoa(int(p))+"-"+strconv.Itoa(i))
+			}
+		}
+		if fmt.Sprint(got[p]) != fmt.Sprint(want) {
+			t.Errorf("partition %d read_committed: %v, want %v", p, got[p], want)
+		}
+	}
+}
