@@ -43,6 +43,15 @@ func (b *Broker) addOffsetsPartition(version, fencedSince int16, implicit bool, 
 		Partitions: []txn.TopicPartition{{Topic: group.OffsetsTopic, Partition: group.PartitionFor(groupID, int32(len(t.Partitions)))}}}
 	if implicit {
 		req.TransactionVersion = 2
+		// TxnOffsetCommit v5+ comes to the group coordinator, which may not
+		// coordinate the transaction: it adds the partition there.
+		c, err := b.txnCoordinatorOf(id)
+		if err != nil {
+			return b.txnCode(err, version, fencedSince)
+		}
+		if c != b.Config.NodeID {
+			return b.txnCode(b.addPartitionsRemote(c, req), version, fencedSince)
+		}
 	}
 	err = b.Txns.AddPartitions(req)
 	return b.txnCode(err, version, fencedSince)

@@ -55,6 +55,11 @@ func (b *Broker) txnCode(err error, version, fencedSince int16) int16 {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	code := errCode(err)
+	var ke *kerr.Error
+	if code == kerr.UnknownServerError.Code && errors.As(err, &ke) {
+		// A remote coordinator's answer, passed on as it came.
+		code = ke.Code
+	}
 	if code == kerr.ProducerFenced.Code && version < fencedSince {
 		return kerr.InvalidProducerEpoch.Code
 	}
