@@ -11,9 +11,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/txn"
 )
 
@@ -107,6 +109,118 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 		{"kafka-3.7", kversion.V3_7_0()},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testTxnAcrossBrokers(t, ctx, adm, seeds, tc.name, tc.versions) })
+	}
+	t.Run("group-transact", func(t *testing.T) { testGroupTransactAcrossBrokers(t, ctx, admCl, seeds, "txn-spread-current") })
+}
+
+// testGroupTransactAcrossBrokers copies the committed records of in to a
+// new topic with a GroupTransactSession whose group's __consumer_offsets
+// partition is led by another broker than its transaction coordinator, so
+// TxnOffsetCommit goes to the group coordinator and the commit marker to
+// __consumer_offsets is a remote one. The group's offsets appear only with
+// the commit, and the output holds every input record once.
+func testGroupTransactAcrossBrokers(t *testing.T, ctx context.Context, admCl *kgo.Client, seeds []string, in string) {
+	const parts, records = 6, 6 * 10
+	adm := kadm.NewClient(admCl)
+	out := "txn-gts-out"
+	if r, err := adm.CreateTopic(ctx, parts, 3, nil, out); err != nil {
+		t.Fatalf("create topic: %v (%s)", err, r.ErrMessage)
+	}
+	// Looking up the coordinators creates the internal topics.
+	const txnID = "gts"
+	for typ, key := range map[int8]string{0: "probe", 1: txnID} {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorType, fc.CoordinatorKeys = typ, []string{key}
+		if _, err := fc.RequestWith(ctx, admCl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var groupID string
+	poll(t, ctx, "a group whose coordinator is not the transaction coordinator", func() error {
+		md, err := adm.Metadata(ctx, txn.StateTopic, group.OffsetsTopic)
+		if err != nil {
+			return err
+		}
+		st, ot := md.Topics[txn.StateTopic], md.Topics[group.OffsetsTopic]
+		if len(st.Partitions) == 0 || len(ot.Partitions) == 0 {
+			return fmt.Errorf("internal topics have %d and %d partitions", len(st.Partitions), len(ot.Partitions))
+		}
+		tc := st.Partitions[txn.PartitionFor(txnID, int32(len(st.Partitions)))].Leader
+		for i := range 100 {
+			g := "gts-group-" + strconv.Itoa(i)
+			if gc := ot.Partitions[group.PartitionFor(g, int32(len(ot.Partitions)))].Leader; gc >= 0 && tc >= 0 && gc != tc {
+				groupID = g
+				t.Logf("transaction coordinator %d, group coordinator %d (%s)", tc, gc, g)
+				return nil
+			}
+		}
+		return fmt.Errorf("no group led away from broker %d", tc)
+	})
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(seeds...), kgo.TransactionalID(txnID),
+		kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(in), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.DefaultProduceTopic(out),
+		kgo.TransactionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	copied := 0
+	for copied < records {
+		fs := sess.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume after %d records: %v", copied, err)
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) {
+			recs = append(recs, &kgo.Record{Partition: r.Partition, Value: r.Value})
+		})
+		if err := sess.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		if err != nil || !committed {
+			t.Fatalf("end: committed %v, %v", committed, err)
+		}
+		copied += len(recs)
+	}
+	if copied != records {
+		t.Fatalf("copied %d records, want %d", copied, records)
+	}
+	// The committed offsets point past every partition's last record
+	// (offset 16; 17 is the last marker).
+	offs, err := adm.FetchOffsets(ctx, groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(parts) {
+		if o, ok := offs.Lookup(in, p); !ok || o.Err != nil || o.At != 17 {
+			t.Errorf("group %s offset of %s-%d: %+v (found %v), want 17", groupID, in, p, o, ok)
+		}
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(out),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	seen := map[string]int{}
+	for n := 0; n < records; {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume output after %d records: %v", n, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++; n++ })
+	}
+	for v, c := range seen {
+		if c != 1 {
+			t.Errorf("output holds %q %d times", v, c)
+		}
+	}
+	if len(seen) != records {
+		t.Errorf("output holds %d distinct records, want %d", len(seen), records)
 	}
 }
 
