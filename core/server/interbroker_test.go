@@ -12,7 +12,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -153,30 +152,9 @@ func testReplicationOverSecuredListener(t *testing.T, proto string) {
 	certFile, keyFile := pki.issue("broker")
 	sasl := proto == config.ProtocolSASLSSL
 	const n = 3
-	ctrl := map[int32]string{}
-	var voters []string
-	for id := int32(1); id <= n; id++ {
-		ctrl[id] = freeAddr(t)
-		voters = append(voters, fmt.Sprintf("%d@%s", id, ctrl[id]))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	logs := &lockedLog{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("node logs:\n%s", logs)
-		}
-	})
-	servers := map[int32]*Server{}
-	done := make(chan error, n)
-	runCtx, stop := context.WithCancel(context.Background())
-	for id := int32(1); id <= n; id++ {
-		cfg := config.Default()
-		cfg.NodeID = id
-		cfg.DataDir = t.TempDir()
-		cfg.Listeners.Kafka = "127.0.0.1:0"
-		cfg.Listeners.HTTP = ""
-		cfg.Listeners.Controller = ctrl[id]
+	servers := startTestCluster(t, n, func(_ int32, cfg *config.Config) {
 		cfg.Listeners.Extra = []config.ExtraListener{{Name: "SECURE", Address: "127.0.0.1:0", Protocol: proto}}
 		cfg.Security.Authorizer = "acl"
 		cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:replica", "User:CN=broker"}
@@ -186,10 +164,6 @@ func testReplicationOverSecuredListener(t *testing.T, proto string) {
 		}
 		cfg.Security.TLSCertFile, cfg.Security.TLSKeyFile, cfg.Security.TLSCAFile = certFile, keyFile, pki.caFile
 		cfg.Security.TLSClientAuth = "required"
-		cfg.Cluster.Voters = voters
-		cfg.Cluster.BrokerSessionTimeoutMs = 3000
-		cfg.Cluster.BrokerHeartbeatIntervalMs = 200
-		cfg.Cluster.ControlledShutdownTimeoutMs = 2000 // all nodes stop at once: the last one has no quorum
 		cfg.Cluster.InterBrokerListener = "SECURE"
 		if sasl {
 			cfg.Cluster.InterBrokerSASLMechanism = "SCRAM-SHA-512"
@@ -197,23 +171,7 @@ func testReplicationOverSecuredListener(t *testing.T, proto string) {
 			cfg.Cluster.InterBrokerSASLPassword = "replica-secret"
 		}
 		cfg.Replication.ReplicaFetchWaitMaxMs = 200
-		cfg.Replication.ReplicaFetchBackoffMs = 100
-		cfg.Topics.AutoCreate = false
-		srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers[id] = srv
-		go func() { done <- srv.Run(runCtx) }()
-	}
-	defer func() {
-		stop()
-		for range n {
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("run: %v", err)
-			}
-		}
-	}()
+	})
 
 	plainAdm := func() *kadm.Client {
 		var seeds []string

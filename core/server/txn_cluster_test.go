@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -24,53 +22,14 @@ import (
 // the test ends.
 func startTxnCluster(t *testing.T) []string {
 	t.Helper()
-	const n = 3
-	ctrl := map[int32]string{}
-	var voters []string
-	for id := int32(1); id <= n; id++ {
-		ctrl[id] = freeAddr(t)
-		voters = append(voters, fmt.Sprintf("%d@%s", id, ctrl[id]))
-	}
-	logs := &lockedLog{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("node logs:\n%s", logs)
-		}
-	})
-	done := make(chan error, n)
-	runCtx, stop := context.WithCancel(context.Background())
-	var seeds []string
-	for id := int32(1); id <= n; id++ {
-		cfg := config.Default()
-		cfg.NodeID = id
-		cfg.DataDir = t.TempDir()
-		cfg.Listeners.Kafka = "127.0.0.1:0"
-		cfg.Listeners.HTTP = ""
-		cfg.Listeners.Controller = ctrl[id]
-		cfg.Cluster.Voters = voters
-		cfg.Cluster.BrokerSessionTimeoutMs = 3000
-		cfg.Cluster.BrokerHeartbeatIntervalMs = 200
-		cfg.Cluster.ControlledShutdownTimeoutMs = 2000 // all nodes stop at once: the last one has no quorum
-		cfg.Replication.ReplicaFetchWaitMaxMs = 100
-		cfg.Replication.ReplicaFetchBackoffMs = 100
-		cfg.Topics.AutoCreate = false
+	servers := startTestCluster(t, 3, func(_ int32, cfg *config.Config) {
 		cfg.Transactions.StateLogPartitions = 6
 		cfg.Groups.OffsetsTopicPartitions = 6
-		srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seeds = append(seeds, srv.KafkaAddr())
-		go func() { done <- srv.Run(runCtx) }()
-	}
-	t.Cleanup(func() {
-		stop()
-		for range n {
-			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("run: %v", err)
-			}
-		}
 	})
+	var seeds []string
+	for id := int32(1); id <= 3; id++ {
+		seeds = append(seeds, servers[id].KafkaAddr())
+	}
 	return seeds
 }
 
