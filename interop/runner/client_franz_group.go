@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -304,12 +305,25 @@ func franzAdmin(ctx context.Context, env Env) error {
 	if err != nil || len(bc) == 0 || bc[0].Err != nil || len(bc[0].Configs) == 0 {
 		return fmt.Errorf("describe broker %d configs: %v (%d resources)", dc.Brokers[0].NodeID, err, len(bc))
 	}
-	cp, err := adm.CreatePartitions(ctx, 2, topic)
-	if err == nil {
-		err = cp[topic].Err
+	// kadm reads the current partition count from the metadata of any
+	// broker, which may not know the topic yet; like Kafka's AdminClient,
+	// retry while the topic is unknown (nothing was created then).
+	var createErr error
+	if err := eventually(ctx, 200*time.Millisecond, func() error {
+		cp, err := adm.CreatePartitions(ctx, 2, topic)
+		if err == nil {
+			err = cp[topic].Err
+		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return err
+		}
+		createErr = err
+		return nil
+	}); err != nil {
+		createErr = err
 	}
-	if err != nil {
-		return fmt.Errorf("create partitions: %w", err)
+	if createErr != nil {
+		return fmt.Errorf("create partitions: %w", createErr)
 	}
 	if err := eventually(ctx, 200*time.Millisecond, func() error {
 		td, err := adm.ListTopics(ctx, topic)
