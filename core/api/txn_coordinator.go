@@ -183,21 +183,12 @@ func (b *Broker) writeRemoteTxnMarker(leader int32, tp txn.TopicPartition, m par
 // assignTxnPartitions tells the transaction coordinator which
 // __transaction_state partitions this broker leads; SyncPartitions calls it.
 func (b *Broker) assignTxnPartitions(im *controller.Image) {
-	t, ok := im.Topic(txn.StateTopic)
-	if !ok {
-		b.Txns.Assign(0, nil)
-		return
+	n, led := b.ledPartitions(im, txn.StateTopic)
+	leaders := make(map[int32]txn.Leader, len(led))
+	for i, l := range led {
+		leaders[i] = txn.Leader{Partition: l.p, Epoch: l.epoch}
 	}
-	led := map[int32]txn.Leader{}
-	for _, pm := range t.Partitions {
-		if pm.Leader != b.Config.NodeID {
-			continue
-		}
-		if p, ok := b.Partitions.Get(t.Name, pm.Index); ok {
-			led[pm.Index] = txn.Leader{Partition: p, Epoch: pm.LeaderEpoch}
-		}
-	}
-	b.Txns.Assign(int32(len(t.Partitions)), led)
+	b.Txns.Assign(n, leaders)
 }
 
 // transactionTopic returns __transaction_state, creating it as Kafka does on
