@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -83,7 +84,7 @@ type CleanResult struct {
 // segRef is a segment as a cleaning saw it when it planned.
 type segRef struct {
 	s     *segment
-	f     *os.File
+	f     vfs.File
 	base  int64
 	next  int64 // offset after its last batch
 	upper int64 // the next segment's base: no offset of this one reaches it
@@ -170,7 +171,7 @@ func (l *Log) planClean(o CleanOptions) (cleanPlan, bool, error) {
 	if l.closed {
 		return cleanPlan{}, false, ErrClosed
 	}
-	if !l.cfg.Compact || l.failed != nil {
+	if !l.cfg.Compact || l.writable() != nil {
 		return cleanPlan{}, false, nil
 	}
 	p := cleanPlan{cfg: l.cfg, now: l.opts.Now().UnixMilli()}

@@ -140,7 +140,7 @@ func (l *Log) cleanedPath(base int64, suffix, state string) string {
 func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (err error) {
 	base := g[0].base
 	path := l.cleanedPath(base, logSuffix, cleanedSuffix)
-	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	file, err := l.opts.FS.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("log: %s: compact: %w", l, err)
 	}
@@ -194,10 +194,10 @@ func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (
 	if err != nil {
 		return err
 	}
-	if err := writeFileSync(l.cleanedPath(base, indexSuffix, cleanedSuffix), sc.si.off); err != nil {
+	if err := writeFileSync(l.opts.FS, l.cleanedPath(base, indexSuffix, cleanedSuffix), sc.si.off); err != nil {
 		return err
 	}
-	if err := writeFileSync(l.cleanedPath(base, timeIndexSuffix, cleanedSuffix), sc.si.tim); err != nil {
+	if err := writeFileSync(l.opts.FS, l.cleanedPath(base, timeIndexSuffix, cleanedSuffix), sc.si.tim); err != nil {
 		return err
 	}
 	err = file.Close()
@@ -208,7 +208,7 @@ func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (
 	// Time-based retention of a segment without timestamps falls back to
 	// the file's age; the rewrite keeps that of the newest original.
 	if !mtime.IsZero() {
-		_ = os.Chtimes(path, mtime, mtime)
+		_ = l.opts.FS.Chtimes(path, mtime, mtime)
 	}
 	if err := l.swapIn(g, base, sc); err != nil {
 		return err
@@ -224,7 +224,7 @@ var errUnchanged = errors.New("log: compact: segment unchanged")
 // removeCleaned deletes the ".cleaned" files of base.
 func (l *Log) removeCleaned(base int64) {
 	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-		if err := os.Remove(l.cleanedPath(base, suffix, cleanedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := l.opts.FS.Remove(l.cleanedPath(base, suffix, cleanedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.logger.Warn("log: cannot remove compaction leftover", "error", err.Error())
 		}
 	}
@@ -261,11 +261,11 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 	// The compacted segment becomes the replacement of record: from here a
 	// crash completes the swap when the log is opened again.
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
-		if err := os.Rename(l.cleanedPath(base, suffix, cleanedSuffix), l.cleanedPath(base, suffix, swapSuffix)); err != nil {
+		if err := l.opts.FS.Rename(l.cleanedPath(base, suffix, cleanedSuffix), l.cleanedPath(base, suffix, swapSuffix)); err != nil {
 			return fmt.Errorf("log: %s: compact: %w", l, err)
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.opts.FS, l.dir); err != nil {
 		return err
 	}
 	for _, r := range g[1:] {
@@ -278,14 +278,14 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 	l.forgetUnflushed(first)
 	_ = first.close()
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
-		if err := os.Rename(l.cleanedPath(base, suffix, swapSuffix), filepath.Join(l.dir, segmentName(base, suffix))); err != nil {
+		if err := l.opts.FS.Rename(l.cleanedPath(base, suffix, swapSuffix), filepath.Join(l.dir, segmentName(base, suffix))); err != nil {
 			return l.fail(err)
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.opts.FS, l.dir); err != nil {
 		return l.fail(err)
 	}
-	ns, err := openSegment(l.dir, base, l.opts.Now())
+	ns, err := openSegment(l.opts.FS, l.dir, base, l.opts.Now())
 	if err != nil {
 		return l.fail(err)
 	}
@@ -314,13 +314,13 @@ func (l *Log) mergeTxnIndexes(g []segRef, base int64) ([]AbortedTxn, error) {
 		return merged, nil
 	}
 	tmp := l.cleanedPath(base, txnIndexSuffix, cleanedSuffix)
-	if err := writeFileSync(tmp, EncodeAbortedTxns(merged)); err != nil {
+	if err := writeFileSync(l.opts.FS, tmp, EncodeAbortedTxns(merged)); err != nil {
 		return nil, fmt.Errorf("log: %s: compact: %w", l, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(l.dir, segmentName(base, txnIndexSuffix))); err != nil {
+	if err := l.opts.FS.Rename(tmp, filepath.Join(l.dir, segmentName(base, txnIndexSuffix))); err != nil {
 		return nil, fmt.Errorf("log: %s: compact: %w", l, err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.opts.FS, l.dir); err != nil {
 		return nil, err
 	}
 	return merged, nil
