@@ -341,3 +341,23 @@ func lookupOp(name string) (Op, bool) {
 	}
 	return 0, false
 }
+
+// Set replaces every rule with the rules ParseRules reads from text; an
+// empty text disarms them all.
+func (f *FS) Set(text string) error {
+	rules, err := ParseRules(text)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = f.rules[:0]
+	for _, r := range rules {
+		if r.Err == nil {
+			r.Err = syscall.EIO
+		}
+		f.rules = append(f.rules, &armedRule{Rule: r})
+	}
+	f.armed.Store(len(f.rules) > 0)
+	return nil
+}
