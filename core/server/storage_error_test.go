@@ -261,8 +261,8 @@ func TestLeaderDiskFailureMovesLeadership(t *testing.T) {
 			return err
 		}
 		p := md.Topics[topic].Partitions[0]
-		if p.Leader < 0 || p.Leader == leader || slices.Contains(p.ISR, leader) {
-			return fmt.Errorf("leader %d ISR %v (failed broker %d)", p.Leader, p.ISR, leader)
+		if p.Leader < 0 || p.Leader == leader || slices.Contains(p.ISR, leader) || !slices.Contains(p.OfflineReplicas, leader) {
+			return fmt.Errorf("leader %d ISR %v offline replicas %v (failed broker %d)", p.Leader, p.ISR, p.OfflineReplicas, leader)
 		}
 		newLeader = p.Leader
 		return nil
