@@ -101,6 +101,24 @@ func rawFetch(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, i
 // replica out, NOT_LEADER_OR_FOLLOWER, as for Kafka's offline partitions).
 // After a restart on a working disk everything acknowledged is there.
 func TestStorageErrorAnswersKafkaStorageError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule errorfs.Rule
+		// torn: the failed batch is cut off; otherwise it may survive
+		// in the page cache, unacknowledged, as in Kafka.
+		torn bool
+	}{
+		// The fsync of the next acks=all batch fails: it was not made
+		// durable and must not be acknowledged.
+		{"fsync-EIO", errorfs.Rule{Ops: errorfs.OpSync, Path: "disk-0", Err: syscall.EIO, Times: 1}, false},
+		// The disk fills up in the middle of the next batch.
+		{"write-ENOSPC", errorfs.Rule{Ops: errorfs.OpWrite, Path: "disk-0", Err: syscall.ENOSPC, Partial: true, Times: 1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStorageError(t, tc.rule, tc.torn) })
+	}
+}
+
+func testStorageError(t *testing.T, rule errorfs.Rule, torn bool) {
 	dir := t.TempDir()
 	fsys := errorfs.New(nil)
 	srv, stop := startServerFS(t, dir, fsys)
@@ -125,20 +143,18 @@ func TestStorageErrorAnswersKafkaStorageError(t *testing.T) {
 	}
 	topicID := details["disk"].ID
 
-	// The fsync of the next acks=all batch fails: it was not made durable
-	// and must not be acknowledged.
-	fsys.Add(errorfs.Rule{Ops: errorfs.OpSync, Path: "disk-0", Err: syscall.EIO, Times: 1})
+	fsys.Add(rule)
 	if code := rawProduce(t, ctx, cl, "disk", topicID, "lost"); code != kerr.KafkaStorageError.Code {
-		t.Fatalf("produce on fsync EIO: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
+		t.Fatalf("produce on the fault: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
 	}
 	offline := []int16{kerr.KafkaStorageError.Code, kerr.NotLeaderForPartition.Code}
 	// The disk "works" again; the partition stays offline.
 	for i := 0; i < 3; i++ {
 		if code := rawProduce(t, ctx, cl, "disk", topicID, "after"); !slices.Contains(offline, code) {
-			t.Fatalf("produce after the fsync error: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
+			t.Fatalf("produce after the storage error: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
 		}
 		if code := rawFetch(t, ctx, cl, "disk", topicID); !slices.Contains(offline, code) {
-			t.Fatalf("fetch after the fsync error: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
+			t.Fatalf("fetch after the storage error: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
 		}
 		ends, err := adm.ListEndOffsets(ctx, "disk")
 		if err != nil {
@@ -147,7 +163,7 @@ func TestStorageErrorAnswersKafkaStorageError(t *testing.T) {
 		o, _ := ends.Lookup("disk", 0)
 		var ke *kerr.Error
 		if !errors.As(o.Err, &ke) || !slices.Contains(offline, ke.Code) {
-			t.Fatalf("list offsets after the fsync error: %v, want KAFKA_STORAGE_ERROR", o.Err)
+			t.Fatalf("list offsets after the storage error: %v, want KAFKA_STORAGE_ERROR", o.Err)
 		}
 	}
 	cl.Close()
@@ -173,6 +189,14 @@ func TestStorageErrorAnswersKafkaStorageError(t *testing.T) {
 		if got[i] != fmt.Sprint("acked-", i) {
 			t.Fatalf("after restart: %v, want the five acknowledged records first", got)
 		}
+	}
+	// Nothing torn is served: the end offset is that of whole batches.
+	ends, err := kadm.NewClient(cl2).ListEndOffsets(ctx, "disk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := ends.Lookup("disk", 0); o.Err != nil || o.Offset < 5 || o.Offset > 6 || (torn && o.Offset != 5) {
+		t.Fatalf("end offset after restart: %d %v, want 5 (or 6 with an unacknowledged whole batch)", o.Offset, o.Err)
 	}
 	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "disk", Value: []byte("again")}).FirstErr(); err != nil {
 		t.Fatalf("produce after restart: %v", err)
