@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,7 +11,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // eosWorkload is the exactly-once workload of the fault suite: an
@@ -250,197 +251,6 @@ func drainAll(ctx context.Context, seeds []string, topic string, want map[int32]
 	return got, left, nil
 }
 
-// txnState is the fate of one output offset by the log's own markers.
-type txnState int
-
-const (
-	stateData    txnState = iota + 1 // non-transactional data
-	stateCommit                      // transactional data followed by its COMMIT marker
-	stateAbort                       // transactional data followed by its ABORT marker
-	stateOpen                        // transactional data with no marker yet
-	stateControl                     // a marker
-)
-
-// markerFates reads a partition's raw records (read_uncommitted, control
-// records kept) in offset order and decides every offset by the markers
-// of its producer.
-func markerFates(raw []*kgo.Record) map[recordAddress]txnState {
-	fate := map[recordAddress]txnState{}
-	open := map[[2]int64][]recordAddress{} // partition, producer id -> undecided offsets
-	for _, r := range raw {
-		at := recordAddress{r.Partition, r.Offset}
-		pid := [2]int64{int64(r.Partition), r.ProducerID}
-		switch {
-		case r.Attrs.IsControl():
-			fate[at] = stateControl
-			end := stateAbort
-			if len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:]) == 1 {
-				end = stateCommit
-			}
-			for _, o := range open[pid] {
-				fate[o] = end
-			}
-			delete(open, pid)
-		case r.Attrs.IsTransactional():
-			fate[at] = stateOpen
-			open[pid] = append(open[pid], at)
-		default:
-			fate[at] = stateData
-		}
-	}
-	return fate
-}
-
-// finish stops nothing: the members must have stopped. It waits until no
-// transaction of the output is open (LSO = high watermark, bounded), drains
-// the input and the output (raw, and with read_committed) and checks.
-func (e *eosWorkload) check(t *testing.T, ctx context.Context, adm *kadm.Client, seeds []string, stalled string) eosReport {
-	t.Helper()
-	rep := eosReport{Stalled: stalled}
-	e.mu.Lock()
-	rep.InAcked, rep.InFailed, rep.Restarts, rep.EndErrs = len(e.inAcked), e.inFailed, e.restarts, maps.Clone(e.endErrs)
-	inAcked := maps.Clone(e.inAcked)
-	outcome, values := maps.Clone(e.outcome), maps.Clone(e.values)
-	e.mu.Unlock()
-	for _, o := range outcome {
-		switch o {
-		case "commit":
-			rep.Committed++
-		case "abort":
-			rep.Aborted++
-		default:
-			rep.Unknown++
-		}
-	}
-
-	// A transaction left open by a dead coordinator is aborted by the
-	// timeout (10s) within the coordinator's check interval.
-	hw := listEnds(t, ctx, adm, e.out)
-	var lso map[int32]int64
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		lso = listStable(t, ctx, adm, e.out)
-		hw = listEnds(t, ctx, adm, e.out)
-		if maps.Equal(lso, hw) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond) // polling the last stable offset
-	}
-
-	inEnds := listEnds(t, ctx, adm, e.in)
-	input, left, err := drainAll(ctx, seeds, e.in, lastOffsets(inEnds), 60*time.Second)
-	if err != nil || len(left) > 0 {
-		t.Fatalf("eos: draining %s: %v, partitions not at their end %v", e.in, err, left)
-	}
-	raw, left, err := drainAll(ctx, seeds, e.out, lastOffsets(hw), 60*time.Second, kgo.KeepControlRecords())
-	if err != nil || len(left) > 0 {
-		t.Fatalf("eos: draining %s raw: %v, partitions not at their end %v", e.out, err, left)
-	}
-	fate := markerFates(raw)
-	// What read_committed must return: up to the last offset below the
-	// LSO that is a marker or committed data.
-	wantVisible := map[int32]int64{}
-	for p := range hw {
-		wantVisible[p] = -1
-	}
-	for at, f := range fate {
-		if at.Offset < lso[at.Partition] && (f == stateControl || f == stateCommit || f == stateData) {
-			wantVisible[at.Partition] = max(wantVisible[at.Partition], at.Offset)
-		}
-	}
-	visible, left, err := drainAll(ctx, seeds, e.out, wantVisible, 30*time.Second,
-		kgo.KeepControlRecords(), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatalf("eos: draining %s read_committed: %v", e.out, err)
-	}
-	for p, w := range left {
-		rep.Invisible = append(rep.Invisible, fmt.Sprintf("p%d:read_committed-never-reached-%d", p, w))
-	}
-	for at, f := range fate {
-		if f == stateOpen {
-			rep.Hanging = append(rep.Hanging, fmt.Sprintf("p%d@%d", at.Partition, at.Offset))
-		}
-	}
-
-	// The input in per-key order.
-	inSeq := map[string]int{} // value -> its index in its key's input order
-	keyOf := map[string]string{}
-	perKey := map[string]int{}
-	present := map[string]bool{}
-	for _, r := range input {
-		v := string(r.Value)
-		inSeq[v] = perKey[string(r.Key)]
-		perKey[string(r.Key)]++
-		keyOf[v] = string(r.Key)
-		present[v] = true
-	}
-	rep.InRead = len(input)
-	for v := range inAcked {
-		if !present[v] {
-			rep.LostInput = append(rep.LostInput, v)
-		}
-	}
-
-	seen := map[string]int{}
-	seenAt := map[recordAddress]bool{}
-	lastIdx := map[string]int{}
-	for _, r := range visible {
-		if r.Attrs.IsControl() {
-			continue
-		}
-		at := recordAddress{r.Partition, r.Offset}
-		seenAt[at] = true
-		rep.OutRead++
-		v := string(r.Value)
-		tag := ""
-		for _, h := range r.Headers {
-			if h.Key == "txn" {
-				tag = string(h.Value)
-			}
-		}
-		if f := fate[at]; f == stateAbort || f == stateOpen {
-			rep.AbortedRead = append(rep.AbortedRead, fmt.Sprintf("p%d@%d:%s(markers)", at.Partition, at.Offset, v))
-		} else if outcome[tag] == "abort" {
-			rep.AbortedRead = append(rep.AbortedRead, fmt.Sprintf("p%d@%d:%s(txn-%s-aborted)", at.Partition, at.Offset, v, tag))
-		}
-		if !present[v] {
-			rep.Foreign = append(rep.Foreign, fmt.Sprintf("p%d@%d:%q", at.Partition, at.Offset, v))
-			continue
-		}
-		seen[v]++
-		if seen[v] > 1 {
-			rep.Duplicated = append(rep.Duplicated, fmt.Sprintf("%s@p%d:%d", v, at.Partition, at.Offset))
-			continue
-		}
-		k := keyOf[v]
-		if last, ok := lastIdx[k]; ok && inSeq[v] < last {
-			rep.OutOfOrder = append(rep.OutOfOrder, fmt.Sprintf("%s-after-input#%d", v, last))
-		}
-		lastIdx[k] = max(lastIdx[k], inSeq[v])
-	}
-	for at, f := range fate {
-		if f == stateCommit && at.Offset < lso[at.Partition] && !seenAt[at] {
-			rep.Invisible = append(rep.Invisible, fmt.Sprintf("p%d@%d", at.Partition, at.Offset))
-		}
-	}
-	for v := range present {
-		if seen[v] == 0 {
-			rep.Missing = append(rep.Missing, v)
-		}
-	}
-	for tag, o := range outcome {
-		if o != "commit" {
-			continue
-		}
-		for _, v := range values[tag] {
-			if seen[v] == 0 {
-				rep.CommittedLost = append(rep.CommittedLost, tag+":"+v)
-			}
-		}
-	}
-	return rep
-}
-
 // lastOffsets maps end offsets to the last offset of each partition (-1
 // when a partition is empty).
 func lastOffsets(ends map[int32]int64) map[int32]int64 {
@@ -488,7 +298,7 @@ func groupCommitted(ctx context.Context, adm *kadm.Client, group, topic string) 
 
 // waitCommittedTo polls a group's offsets until they reach ends; it
 // returns "" or what was still behind.
-func waitCommittedTo(ctx context.Context, adm *kadm.Client, group, topic string, ends map[int32]int64, limit time.Duration) string {
+func waitCommittedTo(ctx context.Context, adm *kadm.Client, seeds []string, group, topic string, ends map[int32]int64, limit time.Duration) string {
 	deadline := time.Now().Add(limit)
 	for {
 		got, err := groupCommitted(ctx, adm, group, topic)
@@ -502,8 +312,52 @@ func waitCommittedTo(ctx context.Context, adm *kadm.Client, group, topic string,
 			return ""
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("; STALLED: group %s committed only %s after %v (err %v)", group, strings.Join(behind, " "), limit, err)
+			return fmt.Sprintf("; STALLED: group %s committed only %s after %v (err %v; OffsetFetch with RequireStable: %s)",
+				group, strings.Join(behind, " "), limit, err, stableFetch(ctx, seeds, group, topic))
 		}
 		time.Sleep(500 * time.Millisecond) // polling the group's progress
 	}
+}
+
+// stableFetch says what an OffsetFetch with RequireStable (what a
+// transactional consumer sends before it consumes) answers for topic: the
+// error of each partition, or the request's.
+func stableFetch(ctx context.Context, seeds []string, group, topic string) string {
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group, req.RequireStable = group, true
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic = topic
+	for p := range int32(eosPartitions) {
+		rt.Partitions = append(rt.Partitions, p)
+	}
+	req.Topics = append(req.Topics, rt)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	shards := cl.RequestSharded(fctx, req)
+	var out []string
+	for _, sh := range shards {
+		if sh.Err != nil {
+			out = append(out, sh.Err.Error())
+			continue
+		}
+		resp := sh.Resp.(*kmsg.OffsetFetchResponse)
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			out = append(out, err.Error())
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				e := "ok"
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					e = err.(*kerr.Error).Message
+				}
+				out = append(out, fmt.Sprintf("p%d:%d:%s", p.Partition, p.Offset, e))
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }

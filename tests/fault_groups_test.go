@@ -193,6 +193,20 @@ func (g *groupWorkload) check(ctx context.Context, adm *kadm.Client, when string
 		}
 		time.Sleep(200 * time.Millisecond) // polling a coordinator that is loading
 	}
+	now := map[int32]int64{}
+	if err == nil {
+		got.Each(func(o kadm.OffsetResponse) {
+			if o.Topic == g.topic && o.Err == nil && o.At >= 0 {
+				now[o.Partition] = o.At
+			}
+		})
+	}
+	g.judge(when, acked, now, err)
+}
+
+// judge holds committed offsets fetched (now, or the fetch's error)
+// against the commits acknowledged before the fetch and every earlier fetch.
+func (g *groupWorkload) judge(when string, acked, now map[int32]int64, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.checks++
@@ -200,14 +214,7 @@ func (g *groupWorkload) check(ctx context.Context, adm *kadm.Client, when string
 		g.fetchErrs = append(g.fetchErrs, fmt.Sprintf("%s: %v", when, err))
 		return
 	}
-	now := map[int32]int64{}
-	got.Each(func(o kadm.OffsetResponse) {
-		if o.Topic == g.topic && o.Err == nil && o.At >= 0 {
-			now[o.Partition] = o.At
-		}
-	})
-	parts := slices.Sorted(mapsKeys(acked, g.seenMax))
-	for _, p := range parts {
+	for _, p := range slices.Sorted(mapsKeys(acked, g.seenMax)) {
 		c, has := now[p]
 		if a, ok := acked[p]; ok && (!has || c < a) {
 			g.backwards = append(g.backwards, fmt.Sprintf("%s: p%d committed %s below acknowledged %d", when, p, offStr(c, has), a))

@@ -17,23 +17,46 @@ import (
 )
 
 // TestFault is the fault suite (make fault, make fault-smoke; never in
-// make test): three "gregor serve" processes, two idempotent acks=all
-// writers of unique values, a reader by assign and a reader by group, and
-// faults from a seeded schedule: SIGKILL a partition leader or the active
-// controller and restart it, SIGSTOP and SIGCONT a node, SIGTERM a node and
-// restart it, cut the link between two nodes or isolate one node from both
-// peers (dropping or blackholing connections; see faultNet), reassign a
-// partition between three and two replicas, and SIGKILL a follower,
-// truncate or bit-flip the tail of its segment and restart it. After healing, a fresh reader drains every partition and the
-// checker reports lost acknowledged writes, duplicates, acknowledged values
-// at another offset, one offset holding different values (across all
-// readers) and offsets going backwards in one reader's stream.
+// make test): three "gregor serve" processes and three workloads while
+// faults from a seeded schedule run.
+//
+// The plain workload: two idempotent acks=all writers of unique values, a
+// reader by assign and a reader by group. After healing, a fresh reader
+// drains every partition and the checker reports lost acknowledged writes,
+// duplicates, acknowledged values at another offset, one offset holding
+// different values (across all readers) and offsets going backwards in one
+// reader's stream.
+//
+// The consumer-group workload (fault_groups_test.go): members commit
+// offsets synchronously after each poll; after every fault the checker
+// fetches the committed offsets and reports any below an acknowledged
+// commit or an earlier fetch, and at the end any record below a committed
+// offset that no member received.
+//
+// The exactly-once workload (fault_eos_test.go, fault_eos_check_test.go):
+// GroupTransactSession members copy an input topic to an output topic; the
+// checker reads the output raw and read_committed and reports input
+// records missing, duplicated or out of order per key, aborted records
+// visible, records of acknowledged transactions lost, transactions left
+// open and committed records read_committed did not return.
+//
+// The faults: SIGKILL a partition leader or the active controller and
+// restart it, SIGSTOP and SIGCONT a node, SIGTERM a node and restart it,
+// cut the link between two nodes or isolate one node from both peers
+// (dropping or blackholing connections; see faultNet), reassign a
+// partition between three and two replicas, SIGKILL a follower, truncate
+// or bit-flip the tail of its segment and restart it, and SIGKILL the
+// leader of the group's __consumer_offsets partition or of a transactional
+// id's __transaction_state partition right after a commit was acknowledged
+// (fault_target_test.go). Every kind is drawn once per round, in an order
+// the seed decides.
 //
 // GREGOR_FAULT=1 enables it. FAULT_SEEDS is a comma-separated list of seeds
 // or ranges ("1-20"), default one seed from the clock; FAULT_DURATION is
-// the fault phase of each seed (a Go duration, default 60s). Every seed is
-// printed, so "FAULT_SEEDS=<seed>" replays a schedule's choices (timing
-// on a loaded machine still differs).
+// the fault phase of each seed (a Go duration, default 60s); FAULT_KINDS
+// limits the schedule to some kinds ("kill-offsets-leader,kill-txn-leader").
+// Every seed is printed, so "FAULT_SEEDS=<seed>" replays a schedule's
+// choices (timing on a loaded machine still differs).
 func TestFault(t *testing.T) {
 	if os.Getenv("GREGOR_FAULT") == "" {
 		t.Skip("the fault suite runs with make fault (GREGOR_FAULT=1)")
@@ -48,10 +71,14 @@ func TestFault(t *testing.T) {
 			t.Fatalf("FAULT_DURATION=%q: want a positive Go duration such as 60s (%v)", s, err)
 		}
 	}
+	kinds, err := parseFaultKinds(os.Getenv("FAULT_KINDS"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var results []string
 	for _, seed := range seeds {
 		fmt.Printf("fault: seed %d, %v of faults\n", seed, dur)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runFaultSchedule(t, seed, dur) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runFaultSchedule(t, seed, dur, kinds) })
 		verdict := "PASS"
 		if !ok {
 			verdict = "FAIL"
@@ -83,6 +110,23 @@ func parseFaultSeeds(s string, def uint64) ([]uint64, error) {
 		for v := a; v <= b; v++ {
 			out = append(out, v)
 		}
+	}
+	return out, nil
+}
+
+// parseFaultKinds reads FAULT_KINDS, a comma-separated subset of
+// faultKinds (to replay one kind of fault); empty means all of them.
+func parseFaultKinds(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return faultKinds, nil
+	}
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(faultKinds, k) {
+			return nil, fmt.Errorf("FAULT_KINDS=%q: %q is not one of %v", s, k, faultKinds)
+		}
+		out = append(out, k)
 	}
 	return out, nil
 }
@@ -154,7 +198,7 @@ const (
 	commitMembers = 3
 )
 
-func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
+func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []string) {
 	const (
 		topic      = "fault"
 		partitions = 6
@@ -212,7 +256,7 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 	for n := 0; time.Now().Before(end); n++ {
 		time.Sleep(time.Duration(1000+rng.IntN(2000)) * time.Millisecond) // the schedule's pacing
 		if len(bag) == 0 {
-			bag = slices.Clone(faultKinds)
+			bag = slices.Clone(kinds)
 			rng.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
 		}
 		kind := bag[0]

@@ -113,7 +113,7 @@ func (w *faultWorkloads) finishEOS(t *testing.T, ctx context.Context, adm *kadm.
 	t.Helper()
 	w.stopInput()
 	w.iwg.Wait()
-	stalled := waitCommittedTo(ctx, adm, eosGroup, eosIn, listEnds(t, ctx, adm, eosIn), 90*time.Second)
+	stalled := waitCommittedTo(ctx, adm, seeds, eosGroup, eosIn, listEnds(t, ctx, adm, eosIn), 60*time.Second)
 	w.stopEOS()
 	w.ewg.Wait()
 	return w.eos.check(t, ctx, adm, seeds, stalled)
