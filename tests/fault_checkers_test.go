@@ -111,4 +111,10 @@ func TestEOSCheckerFindsAnomalies(t *testing.T) {
 	if got := visibleTarget(markerFates(raw), map[int32]int64{0: 13, 1: 0}, map[int32]int64{0: 12, 1: 0}); got[0] != 11 || got[1] != -1 {
 		t.Errorf("visibleTarget = %v", got)
 	}
+	// A transaction its member was told was aborted, committed by the log.
+	raw = []outRec{out(0, 5, "a0", "t1"), marker(1, 5, true)}
+	ev = eosEvidence{outcome: map[string]string{"t1": "abort"}, input: input[:1], raw: raw, visible: raw, lso: map[int32]int64{0: 2}}
+	rep = eosReport{}
+	analyzeEOS(ev, &rep)
+	check("aborted read by the client's word", rep.AbortedRead, "p0@0:a0(txn-t1-aborted,committed-by-marker)")
 }

@@ -172,7 +172,7 @@ func analyzeEOS(ev eosEvidence, rep *eosReport) {
 		if f := fate[r.at]; f == stateAbort || f == stateOpen {
 			rep.AbortedRead = append(rep.AbortedRead, fmt.Sprintf("p%d@%d:%s(markers)", r.at.Partition, r.at.Offset, r.value))
 		} else if ev.outcome[r.txn] == "abort" {
-			rep.AbortedRead = append(rep.AbortedRead, fmt.Sprintf("p%d@%d:%s(txn-%s-aborted)", r.at.Partition, r.at.Offset, r.value, r.txn))
+			rep.AbortedRead = append(rep.AbortedRead, fmt.Sprintf("p%d@%d:%s(txn-%s-aborted,%s)", r.at.Partition, r.at.Offset, r.value, r.txn, fate[r.at]))
 		}
 		k, ok := keyOf[r.value]
 		if !ok {
