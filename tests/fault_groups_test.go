@@ -157,7 +157,7 @@ func shortErr(err error) string {
 	return s[:min(len(s), 60)]
 }
 
-// memberOpts are the options of every member of the group workload.
+// groupMemberOpts are the options of every member of the group workload.
 func groupMemberOpts(group, topic string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
@@ -282,8 +282,8 @@ func (g *groupWorkload) String() string {
 	for _, a := range g.acked {
 		sum += a
 	}
-	return fmt.Sprintf("group %s: %d commits acknowledged (offsets up to %d records), %d checks, %d records received, failed commits %v; moved backwards %d [%s], offset fetch failed %d [%s], never received below a committed offset %d [%s], received differs from log %d [%s]",
-		g.group, g.commits.count(), sum, g.checks, g.polled, g.commitErr,
+	return fmt.Sprintf("group %s: %d commits acknowledged (offsets up to %d records), %d checks, %d records received, failed commits %v, fetch errors %q; moved backwards %d [%s], offset fetch failed %d [%s], never received below a committed offset %d [%s], received differs from log %d [%s]",
+		g.group, g.commits.count(), sum, g.checks, g.polled, g.commitErr, g.errs,
 		len(g.backwards), firstN(g.backwards), len(g.fetchErrs), firstN(g.fetchErrs),
 		len(g.unseen), firstN(g.unseen), len(g.conflicts), firstN(g.conflicts))
 }
