@@ -41,21 +41,27 @@ security-tools: tools
 	$(GO) test $(GOFLAGS_TEST) -run 'TestKafkaSecurityTools' -v ./tests
 
 # The fault suite (tests/fault_test.go), not part of make test: three
-# broker processes behind proxies, acks=all writers, readers, and faults from
+# broker processes behind proxies, acks=all writers and readers, a
+# consumer group committing offsets synchronously, and exactly-once
+# consume-transform-produce members (GroupTransactSession), with faults from
 # seeded schedules (SIGKILL a leader or the controller, SIGSTOP, SIGTERM and
 # restart, cut or blackhole links, isolate a node, reassign a partition,
-# corrupt a follower's segment tail); the checker must find nothing lost,
-# duplicated or inconsistent. FAULT_SEEDS="1-20" or "3,7" (default: one
-# seed from the clock, printed), FAULT_DURATION per seed (default 60s).
-# fault-smoke is one short seeded run (about a minute) for CI.
+# corrupt a follower's segment tail, SIGKILL the leader of a group's
+# __consumer_offsets or a transactional id's __transaction_state partition
+# right after a commit was acknowledged); the checkers must find nothing
+# lost, duplicated, moved backwards, aborted-but-visible or inconsistent.
+# FAULT_SEEDS="1-20" or "3,7" (default: one seed from the clock, printed),
+# FAULT_DURATION per seed (default 60s), FAULT_KINDS to replay some kinds
+# only. fault-smoke is one short seeded run of every workload for CI.
 FAULT_SEEDS    ?=
 FAULT_DURATION ?= 60s
+FAULT_KINDS    ?=
 fault: tools
-	GREGOR_FAULT=1 FAULT_SEEDS="$(FAULT_SEEDS)" FAULT_DURATION=$(FAULT_DURATION) \
+	GREGOR_FAULT=1 FAULT_SEEDS="$(FAULT_SEEDS)" FAULT_DURATION=$(FAULT_DURATION) FAULT_KINDS="$(FAULT_KINDS)" \
 		$(GO) test -count=1 -timeout 0 -run '^TestFault$$' -v ./tests
 
 fault-smoke: tools
-	GREGOR_FAULT=1 FAULT_SEEDS=$(or $(FAULT_SEEDS),1) FAULT_DURATION=30s \
+	GREGOR_FAULT=1 FAULT_SEEDS=$(or $(FAULT_SEEDS),1) FAULT_DURATION=30s FAULT_KINDS="$(FAULT_KINDS)" \
 		$(GO) test -count=1 -timeout 10m -run '^TestFault$$' -v ./tests
 
 fuzz:

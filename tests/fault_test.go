@@ -17,23 +17,46 @@ import (
 )
 
 // TestFault is the fault suite (make fault, make fault-smoke; never in
-// make test): three "gregor serve" processes, two idempotent acks=all
-// writers of unique values, a reader by assign and a reader by group, and
-// faults from a seeded schedule: SIGKILL a partition leader or the active
-// controller and restart it, SIGSTOP and SIGCONT a node, SIGTERM a node and
-// restart it, cut the link between two nodes or isolate one node from both
-// peers (dropping or blackholing connections; see faultNet), reassign a
-// partition between three and two replicas, and SIGKILL a follower,
-// truncate or bit-flip the tail of its segment and restart it. After healing, a fresh reader drains every partition and the
-// checker reports lost acknowledged writes, duplicates, acknowledged values
-// at another offset, one offset holding different values (across all
-// readers) and offsets going backwards in one reader's stream.
+// make test): three "gregor serve" processes and three workloads while
+// faults from a seeded schedule run.
+//
+// The plain workload: two idempotent acks=all writers of unique values, a
+// reader by assign and a reader by group. After healing, a fresh reader
+// drains every partition and the checker reports lost acknowledged writes,
+// duplicates, acknowledged values at another offset, one offset holding
+// different values (across all readers) and offsets going backwards in one
+// reader's stream.
+//
+// The consumer-group workload (fault_groups_test.go): members commit
+// offsets synchronously after each poll; after every fault the checker
+// fetches the committed offsets and reports any below an acknowledged
+// commit or an earlier fetch, and at the end any record below a committed
+// offset that no member received.
+//
+// The exactly-once workload (fault_eos_test.go, fault_eos_check_test.go):
+// GroupTransactSession members copy an input topic to an output topic; the
+// checker reads the output raw and read_committed and reports input
+// records missing, duplicated or out of order per key, aborted records
+// visible, records of acknowledged transactions lost, transactions left
+// open and committed records read_committed did not return.
+//
+// The faults: SIGKILL a partition leader or the active controller and
+// restart it, SIGSTOP and SIGCONT a node, SIGTERM a node and restart it,
+// cut the link between two nodes or isolate one node from both peers
+// (dropping or blackholing connections; see faultNet), reassign a
+// partition between three and two replicas, SIGKILL a follower, truncate
+// or bit-flip the tail of its segment and restart it, and SIGKILL the
+// leader of the group's __consumer_offsets partition or of a transactional
+// id's __transaction_state partition right after a commit was acknowledged
+// (fault_target_test.go). Every kind is drawn once per round, in an order
+// the seed decides.
 //
 // GREGOR_FAULT=1 enables it. FAULT_SEEDS is a comma-separated list of seeds
 // or ranges ("1-20"), default one seed from the clock; FAULT_DURATION is
-// the fault phase of each seed (a Go duration, default 60s). Every seed is
-// printed, so "FAULT_SEEDS=<seed>" replays a schedule's choices (timing
-// on a loaded machine still differs).
+// the fault phase of each seed (a Go duration, default 60s); FAULT_KINDS
+// limits the schedule to some kinds ("kill-offsets-leader,kill-txn-leader").
+// Every seed is printed, so "FAULT_SEEDS=<seed>" replays a schedule's
+// choices (timing on a loaded machine still differs).
 func TestFault(t *testing.T) {
 	if os.Getenv("GREGOR_FAULT") == "" {
 		t.Skip("the fault suite runs with make fault (GREGOR_FAULT=1)")
@@ -48,10 +71,14 @@ func TestFault(t *testing.T) {
 			t.Fatalf("FAULT_DURATION=%q: want a positive Go duration such as 60s (%v)", s, err)
 		}
 	}
+	kinds, err := parseFaultKinds(os.Getenv("FAULT_KINDS"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var results []string
 	for _, seed := range seeds {
 		fmt.Printf("fault: seed %d, %v of faults\n", seed, dur)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runFaultSchedule(t, seed, dur) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runFaultSchedule(t, seed, dur, kinds) })
 		verdict := "PASS"
 		if !ok {
 			verdict = "FAIL"
@@ -83,6 +110,23 @@ func parseFaultSeeds(s string, def uint64) ([]uint64, error) {
 		for v := a; v <= b; v++ {
 			out = append(out, v)
 		}
+	}
+	return out, nil
+}
+
+// parseFaultKinds reads FAULT_KINDS, a comma-separated subset of
+// faultKinds (to replay one kind of fault); empty means all of them.
+func parseFaultKinds(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return faultKinds, nil
+	}
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(faultKinds, k) {
+			return nil, fmt.Errorf("FAULT_KINDS=%q: %q is not one of %v", s, k, faultKinds)
+		}
+		out = append(out, k)
 	}
 	return out, nil
 }
@@ -132,10 +176,29 @@ func (r *liveReader) run(ctx context.Context, cl *kgo.Client) {
 	}
 }
 
-// faultKinds are the faults a schedule draws from.
-var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart", "cut-link", "isolate", "reassign", "corrupt-follower"}
+// faultKinds are the faults a schedule draws from. kill-offsets-leader
+// and kill-txn-leader are targeted: they SIGKILL the leader of the
+// __consumer_offsets partition of the consumer-group workload's group, or
+// of the __transaction_state partition of one exactly-once member's
+// transactional id, right after that client was told a commit succeeded.
+//
+// DISK FAULTS GO HERE: "disk-fsync-eio" and "disk-enospc" (fsync EIO or
+// ENOSPC on one node while it leads partitions) join this list once
+// core/log has its file-system seam; their case in runFaultSchedule's
+// switch is marked the same way.
+var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart", "cut-link", "isolate", "reassign", "corrupt-follower", "kill-offsets-leader", "kill-txn-leader"}
 
-func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
+// The workloads' topics and groups.
+const (
+	commitGroup   = "fault-commit" // the consumer-group workload, on the plain topic
+	eosIn         = "fault-eos-in"
+	eosOut        = "fault-eos-out"
+	eosGroup      = "fault-eos"
+	eosMembers    = 3
+	commitMembers = 3
+)
+
+func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []string) {
 	const (
 		topic      = "fault"
 		partitions = 6
@@ -179,6 +242,8 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 		group.run(rctx, c.client(kgo.ConsumerGroup("fault-readers"), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())))
 	}()
 
+	wl := startWorkloads(t, ctx, c, adm, topic)
+
 	// The schedule: one fault at a time, each after the cluster has healed
 	// from the previous one (every node up, every ISR whole), so that no
 	// fault takes a partition below min.insync.replicas by itself.
@@ -186,9 +251,17 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 	start := time.Now()
 	end := start.Add(dur)
 	var faults []string
+	perKind := map[string]int{}
+	var bag []string // every kind once per round, in a seeded order
 	for n := 0; time.Now().Before(end); n++ {
 		time.Sleep(time.Duration(1000+rng.IntN(2000)) * time.Millisecond) // the schedule's pacing
-		kind := faultKinds[rng.IntN(len(faultKinds))]
+		if len(bag) == 0 {
+			bag = slices.Clone(kinds)
+			rng.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
+		}
+		kind := bag[0]
+		bag = bag[1:]
+		perKind[kind]++
 		down := time.Duration(500+rng.IntN(3500)) * time.Millisecond
 		pick := rng.IntN(1 << 30)
 		frng := rand.New(rand.NewPCG(seed, uint64(n))) // this fault's further choices
@@ -243,6 +316,8 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 			desc = fmt.Sprintf("isolate node %d from its peers (%s) for %v (acked %d)", target, mode, down, a)
 		case "reassign", "corrupt-follower":
 			desc = fmt.Sprintf("%s %s-%d (replicas %v, leader %d) node %d (acked %d)", kind, topic, part.Partition, part.Replicas, part.Leader, target, a)
+		case "kill-offsets-leader", "kill-txn-leader":
+			desc = fmt.Sprintf("%s for %v (acked %d, %s)", kind, down, a, wl.acked())
 		}
 		t.Logf("fault %d at +%v: %s", n, time.Since(start).Round(100*time.Millisecond), desc)
 		faults = append(faults, desc)
@@ -270,6 +345,21 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 			t.Logf("fault %d: node %d: %s", n, target, what)
 			faults[len(faults)-1] += ": " + what
 			c.restart(target)
+		case "kill-offsets-leader", "kill-txn-leader":
+			topicOf, id, acks := offsetsTopic, commitGroup, wl.groups.commits
+			if kind == "kill-txn-leader" {
+				m := frng.IntN(eosMembers)
+				topicOf, id, acks = txnTopic, wl.eos.txnID(m), wl.eos.commits[m]
+			}
+			what, err := targetedKill(ctx, c, adm, md, topicOf, id, acks, down)
+			if err != nil {
+				t.Fatalf("fault %d (%s): %v", n, kind, err)
+			}
+			t.Logf("fault %d: killed %s", n, what)
+			faults[len(faults)-1] += ": " + what
+		// DISK FAULTS GO HERE (see faultKinds): fail fsync with EIO or
+		// writes with ENOSPC on the node through core/log's file-system
+		// seam while it leads partitions, for down, then heal it.
 		case "kill-leader", "kill-controller":
 			c.kill(target)
 			time.Sleep(down) // the node stays down this long
@@ -284,17 +374,22 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 			c.restart(target)
 		}
 		c.waitMetadata(fmt.Sprintf("healing after fault %d (%s)", n, desc), 90*time.Second, func(md kadm.Metadata) bool {
-			return len(md.Brokers) == 3 && fullISR(md, topic, partitions)
+			return len(md.Brokers) == 3 && fullISR(md, topic, partitions) && wl.healed(md)
 		})
 		waitNoReassignment(t, ctx, adm, topic, partitions, 90*time.Second)
+		wl.groups.check(ctx, adm, fmt.Sprintf("after fault %d (%s)", n, kind))
 	}
+	faultPhase := time.Since(start)
 
 	// Healed: stop writing, flush what is in flight, let the live readers
 	// catch up to the end, then drain with a fresh reader.
 	stopWriting()
+	wl.stopInput()
 	wg.Wait()
 	ends := listEnds(t, ctx, adm, topic)
 	waitReaderCaughtUp(t, assign, ends, 60*time.Second)
+	groupNote := wl.finishGroups(t, ctx, adm, ends)
+	eosRep := wl.finishEOS(t, ctx, adm, c.addrs())
 	stopReading()
 	rwg.Wait()
 	got, err := drainTopic(ctx, c.addrs(), topic, ends)
@@ -330,7 +425,9 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 		t.Logf("%s reader: %d records, errors %v", lr.name, len(lr.got), lr.errs)
 		lr.mu.Unlock()
 	}
-	summary := fmt.Sprintf("seed %d: %d faults; %s", seed, len(faults), rep)
+	wl.groups.checkReceived(got)
+	summary := fmt.Sprintf("seed %d: %d faults %v (fault phase %v, checks %v); %s\n  %s%s\n  %s", seed, len(faults), perKind,
+		faultPhase.Round(time.Second), (time.Since(start) - faultPhase).Round(time.Second), rep, wl.groups, groupNote, eosRep)
 	fmt.Printf("fault: %s\n", summary)
 	t.Log(summary)
 	if !rep.ok() {
@@ -338,6 +435,18 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration) {
 	}
 	if rep.Acked == 0 {
 		t.Errorf("seed %d: nothing was acknowledged", seed)
+	}
+	if wl.groups.anomalies() > 0 {
+		t.Errorf("seed %d: the consumer-group checker found anomalies (replay with FAULT_SEEDS=%d): %s\nfaults: %s", seed, seed, wl.groups, strings.Join(faults, "; "))
+	}
+	if wl.groups.commits.count() == 0 {
+		t.Errorf("seed %d: no offset commit of group %s was acknowledged", seed, commitGroup)
+	}
+	if !eosRep.ok() {
+		t.Errorf("seed %d: the exactly-once checker found anomalies (replay with FAULT_SEEDS=%d): %s\nfaults: %s", seed, seed, eosRep, strings.Join(faults, "; "))
+	}
+	if eosRep.Committed == 0 {
+		t.Errorf("seed %d: no transaction of group %s committed", seed, eosGroup)
 	}
 }
 
