@@ -29,6 +29,13 @@ type clusterNode struct {
 // broker sessions, and waits until each answers Metadata listing all n.
 func startCluster(t *testing.T, n int) map[int32]*clusterNode {
 	t.Helper()
+	return startClusterTuned(t, n, nil)
+}
+
+// startClusterTuned is startCluster; tune adjusts every node's config
+// before it starts.
+func startClusterTuned(t *testing.T, n int, tune func(*config.Config)) map[int32]*clusterNode {
+	t.Helper()
 	var voters []string
 	for id := 1; id <= n; id++ {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, freePort(t)))
@@ -47,6 +54,9 @@ func startCluster(t *testing.T, n int) map[int32]*clusterNode {
 		cfg.Cluster.BrokerSessionTimeoutMs = 1500
 		cfg.Cluster.BrokerHeartbeatIntervalMs = 100
 		cfg.Cluster.ControlledShutdownTimeoutMs = 10000
+		if tune != nil {
+			tune(&cfg)
+		}
 		logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)
 		srv, err := server.New(cfg, server.Options{Logger: logger})
 		if err != nil {

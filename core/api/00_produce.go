@@ -33,7 +33,8 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 	// on the topic in place of WRITE.
 	link, isLink := produceLink(req.TransactionID)
 	alterAuth := b.topicAuth(r, sdkauth.OpAlter)
-	txnAuth := req.TransactionID == nil || isLink || b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
+	txnAuth := isLink || req.TransactionID == nil && !hasTransactionalRecords(req) ||
+		req.TransactionID != nil && b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -58,7 +59,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 			switch {
 			case badAcks:
 				fail(kerr.InvalidRequiredAcks.Code, nil)
-			case req.TransactionID != nil && !txnAuth:
+			case !txnAuth:
 				fail(kerr.TransactionalIDAuthorizationFailed.Code, nil)
 			case name == "" && r.Version >= 13:
 				fail(kerr.UnknownTopicID.Code, nil)

@@ -77,7 +77,7 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 	}
 	if r.Version >= 5 {
 		if code := b.addOffsetsPartition(r.Version, 3, true, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group); code != 0 {
-			return answer(code, nil)
+			return answer(txnOffsetCommitCode(code), nil)
 		}
 	}
 	cr := group.TxnCommitRequest{Group: req.Group, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch,
@@ -121,4 +121,19 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 		}
 	}
 	return answer(0, errs)
+}
+
+// txnOffsetCommitCode is the answer to a TxnOffsetCommit whose transaction
+// could not be verified, normalised as Kafka's group coordinator does: a
+// coordinator that timed out or is short of replicas is
+// COORDINATOR_NOT_AVAILABLE, one that moved is NOT_COORDINATOR, so that
+// clients retry (or, as franz-go, abort) rather than fail.
+func txnOffsetCommitCode(code int16) int16 {
+	switch code {
+	case kerr.RequestTimedOut.Code, kerr.NotEnoughReplicas.Code, kerr.UnknownTopicOrPartition.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	}
+	return code
 }

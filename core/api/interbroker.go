@@ -15,15 +15,35 @@ import (
 // Peers holds this broker's clients for the requests it sends to other
 // brokers outside replication: transaction markers to partition leaders
 // (WriteTxnMarkers) and transaction verification to coordinators
-// (AddPartitionsToTxn v4+). One client is kept per peer broker and redialed
-// when the peer's inter-broker address changes.
+// (AddPartitionsToTxn v4+). One client is kept per peer broker and channel,
+// and redialed when the peer's inter-broker address changes.
 type Peers struct {
 	dial    replication.Dialer
 	timeout time.Duration
 
 	mu      sync.Mutex // guards clients and closed
-	clients map[int32]*peer
+	clients map[peerKey]*peer
 	closed  bool
+}
+
+// peerChannel keeps the transaction markers a coordinator writes off the
+// connection that carries verifications (AddPartitionsToTxn), which may wait
+// for a transaction coordinator's lock. A broker serves one connection's
+// requests in order, so on a shared connection two coordinators, each
+// writing a marker to the other while holding its lock, deadlocked until
+// the request timeout: each marker waited behind a verification that waited
+// for the other's lock. Kafka, too, sends markers and verifications on
+// clients of their own (TxnMarkerChannelManager, AddPartitionsToTxnManager).
+type peerChannel int8
+
+const (
+	channelVerify peerChannel = iota
+	channelMarkers
+)
+
+type peerKey struct {
+	id      int32
+	channel peerChannel
 }
 
 type peer struct {
@@ -42,29 +62,30 @@ func NewPeers(dial replication.Dialer, timeout time.Duration) *Peers {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	return &Peers{dial: dial, timeout: timeout, clients: map[int32]*peer{}}
+	return &Peers{dial: dial, timeout: timeout, clients: map[peerKey]*peer{}}
 }
 
-// client returns the cached client of broker id at addr, dialing it when
-// there is none or the address changed.
-func (ps *Peers) client(id int32, addr string) (replication.Client, error) {
+// client returns the cached client of broker id at addr for a channel,
+// dialing it when there is none or the address changed.
+func (ps *Peers) client(id int32, addr string, channel peerChannel) (replication.Client, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.closed {
 		return nil, errPeersClosed
 	}
-	if p, ok := ps.clients[id]; ok {
+	key := peerKey{id, channel}
+	if p, ok := ps.clients[key]; ok {
 		if p.addr == addr {
 			return p.cl, nil
 		}
 		p.close()
-		delete(ps.clients, id)
+		delete(ps.clients, key)
 	}
 	cl, closeFn, err := ps.dial(addr)
 	if err != nil {
 		return nil, fmt.Errorf("api: broker %d at %s: %w", id, addr, err)
 	}
-	ps.clients[id] = &peer{addr: addr, cl: cl, close: closeFn}
+	ps.clients[key] = &peer{addr: addr, cl: cl, close: closeFn}
 	return cl, nil
 }
 
@@ -81,7 +102,7 @@ func (ps *Peers) Close() {
 
 // withPeer calls send with the client of broker id on its inter-broker
 // listener and a context bounded by the peer timeout and the broker's life.
-func (b *Broker) withPeer(id int32, send func(ctx context.Context, cl kmsg.Requestor) error) error {
+func (b *Broker) withPeer(id int32, channel peerChannel, send func(ctx context.Context, cl kmsg.Requestor) error) error {
 	if b.Peers == nil {
 		return fmt.Errorf("api: broker %d: this broker has no inter-broker clients", id)
 	}
@@ -89,7 +110,7 @@ func (b *Broker) withPeer(id int32, send func(ctx context.Context, cl kmsg.Reque
 	if addr == "" {
 		return fmt.Errorf("api: broker %d has no inter-broker address", id)
 	}
-	cl, err := b.Peers.client(id, addr)
+	cl, err := b.Peers.client(id, addr, channel)
 	if err != nil {
 		return err
 	}

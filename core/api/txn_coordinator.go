@@ -145,7 +145,7 @@ func (b *Broker) writeRemoteTxnMarker(leader int32, tp txn.TopicPartition, m par
 	rm.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{rt}
 	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{rm}
 	var code int16 = -1
-	err := b.withPeer(leader, func(ctx context.Context, cl kmsg.Requestor) error {
+	err := b.withPeer(leader, channelMarkers, func(ctx context.Context, cl kmsg.Requestor) error {
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
 			return err
@@ -279,7 +279,7 @@ func (b *Broker) addPartitionsRemote(coordinator int32, req txn.AddPartitionsReq
 	}
 	ar.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{rt}
 	var code int16
-	err := b.withPeer(coordinator, func(ctx context.Context, cl kmsg.Requestor) error {
+	err := b.withPeer(coordinator, channelVerify, func(ctx context.Context, cl kmsg.Requestor) error {
 		resp, err := ar.RequestWith(ctx, cl)
 		if err != nil {
 			return err

@@ -59,8 +59,9 @@ type countingPeer struct{ closed *int }
 
 func (countingPeer) Request(context.Context, kmsg.Request) (kmsg.Response, error) { return nil, nil }
 
-// Peers keeps one client per broker, redials a broker whose address
-// changed, and refuses clients once closed.
+// Peers keeps one client per broker and channel (markers apart from
+// verifications), redials a broker whose address changed, and refuses
+// clients once closed.
 func TestPeersCache(t *testing.T) {
 	dials, closed := 0, 0
 	ps := NewPeers(func(addr string) (replication.Client, func(), error) {
@@ -70,15 +71,18 @@ func TestPeersCache(t *testing.T) {
 	steps := []struct {
 		id               int32
 		addr             string
+		channel          peerChannel
 		dials, closedNow int
 	}{
-		{1, "a:1", 1, 0},
-		{1, "a:1", 1, 0},
-		{2, "b:1", 2, 0},
-		{1, "a:2", 3, 1},
+		{1, "a:1", channelVerify, 1, 0},
+		{1, "a:1", channelVerify, 1, 0},
+		{1, "a:1", channelMarkers, 2, 0},
+		{1, "a:1", channelMarkers, 2, 0},
+		{2, "b:1", channelVerify, 3, 0},
+		{1, "a:2", channelVerify, 4, 1},
 	}
 	for i, s := range steps {
-		if _, err := ps.client(s.id, s.addr); err != nil {
+		if _, err := ps.client(s.id, s.addr, s.channel); err != nil {
 			t.Fatal(err)
 		}
 		if dials != s.dials || closed != s.closedNow {
@@ -86,10 +90,10 @@ func TestPeersCache(t *testing.T) {
 		}
 	}
 	ps.Close()
-	if closed != 3 {
-		t.Fatalf("%d clients closed, want 3", closed)
+	if closed != 4 {
+		t.Fatalf("%d clients closed, want 4", closed)
 	}
-	if _, err := ps.client(1, "a:2"); !errors.Is(err, errPeersClosed) {
+	if _, err := ps.client(1, "a:2", channelMarkers); !errors.Is(err, errPeersClosed) {
 		t.Fatalf("client after Close: %v", err)
 	}
 }

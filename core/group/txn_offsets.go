@@ -152,7 +152,7 @@ func (s *shard) appendRaw(b []byte) error {
 	if _, epoch := s.p.Leadership(); epoch != s.epoch {
 		return fmt.Errorf("%w: partition %d changed leadership", ErrNotCoordinator, s.index)
 	}
-	if _, err := s.p.Append(b); err != nil {
+	if _, err := s.p.AppendCoordinator(b); err != nil {
 		if errors.Is(err, partition.ErrNotLeader) || errors.Is(err, partition.ErrClosed) {
 			return fmt.Errorf("%w: %v", ErrNotCoordinator, err)
 		}

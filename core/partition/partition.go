@@ -294,6 +294,10 @@ type AppendResult struct {
 // appends them. The records stay the client's bytes: offsets, the leader epoch
 // and, for LogAppendTime, the timestamp are patched in place.
 func (p *Partition) Append(records []byte) (AppendResult, error) {
+	return p.appendFrom(records, originClient)
+}
+
+func (p *Partition) appendFrom(records []byte, origin appendOrigin) (AppendResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -308,7 +312,7 @@ func (p *Partition) Append(records []byte) (AppendResult, error) {
 	// A duplicate is only recognised for a request holding one batch, which
 	// is what idempotent clients send.
 	if len(headers) == 1 {
-		dup, err := p.producers.check(headers[0])
+		dup, err := p.producers.check(headers[0], origin)
 		if err != nil {
 			return AppendResult{}, err
 		}

@@ -68,12 +68,27 @@ func inSequence(lastSeq, nextSeq int32) bool {
 	return nextSeq == lastSeq+1 || (lastSeq == math.MaxInt32 && nextSeq == 0)
 }
 
+// appendOrigin is who wrote a batch, as Kafka's AppendOrigin: a client's
+// idempotent batches carry sequences that are checked; a coordinator's
+// (the group coordinator's TxnOffsetCommit batches) carry none, and only
+// their producer epoch is checked.
+type appendOrigin int8
+
+const (
+	originClient appendOrigin = iota
+	originCoordinator
+)
+
 // check validates an idempotent batch against the producer's state. A batch
 // that repeats one of the last five is returned as a duplicate, and its
 // original offsets are the answer.
-func (s *producerState) check(h record.Header) (dup *batchMeta, err error) {
+func (s *producerState) check(h record.Header, origin appendOrigin) (dup *batchMeta, err error) {
 	if h.ProducerID < 0 {
 		return nil, nil
+	}
+	if origin == originClient && h.BaseSequence < 0 {
+		return nil, fmt.Errorf("%w: invalid sequence number %d in a batch of producer %d", ErrInvalidRecord,
+			h.BaseSequence, h.ProducerID)
 	}
 	e, ok := s.producers[h.ProducerID]
 	if !ok {
@@ -84,6 +99,12 @@ func (s *producerState) check(h record.Header) (dup *batchMeta, err error) {
 	if h.ProducerEpoch < e.epoch {
 		return nil, fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch,
 			h.ProducerID, h.ProducerEpoch, e.epoch)
+	}
+	if origin == originCoordinator {
+		// A new producer epoch (InitProducerId of a restarted or
+		// successor producer, or a KIP-890 bump) carries no sequence to
+		// start at 0: only the epoch fences a coordinator's write.
+		return nil, nil
 	}
 	if !h.IsTransactional() && e.currentTxnFirstOffset >= 0 {
 		return nil, fmt.Errorf("%w: producer %d wrote a non-transactional batch inside its open transaction",
