@@ -62,6 +62,15 @@ func (s *session) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mirror: list target topics: %w", err)
 	}
+	var existing []string
+	for _, name := range selected {
+		if dst, ok := dstTopics[s.m.pol.TargetTopic(name)]; ok && dst.Err == nil {
+			existing = append(existing, dst.Topic)
+		}
+	}
+	if err := s.loadTopicLimits(rctx, existing); err != nil {
+		return err
+	}
 	var configs map[string]map[string]*string
 	if s.cfg.Topics.SyncConfigs {
 		configs = s.sourceConfigs(rctx, selected)
@@ -94,6 +103,9 @@ func (s *session) refresh(ctx context.Context) error {
 				return err
 			}
 			if err := s.createTopic(rctx, target, n, s.newTopicConfigs(configs[name])); err != nil {
+				return err
+			}
+			if err := s.loadTopicLimits(rctx, []string{target}); err != nil {
 				return err
 			}
 		case int32(len(dst.Partitions)) < n:
