@@ -21,6 +21,11 @@ const syncEvery = time.Second
 type copier struct {
 	s  *session
 	cl *kgo.Client
+	// prod writes the copied records (without exactly_once). It is not
+	// the session's dst: acknowledgements write offset syncs from the
+	// producer's callbacks, and a producer whose buffer is full blocks a
+	// Produce from its own callback forever.
+	prod *kgo.Client
 	// txn is the transactional target producer of an exactly-once copy
 	// (nil otherwise); only the run goroutine uses it.
 	txn *kgo.Client
@@ -42,14 +47,31 @@ func newCopier(s *session) (*copier, error) {
 			cl.Close()
 			return nil, err
 		}
+		return c, nil
+	}
+	c.prod, err = newClient(s.cfg.Target, "gregor-mirror-"+s.cfg.Source.Name,
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.ProducerBatchMaxBytesFn(s.limits.batchMax),
+		kgo.MaxBufferedRecords(50000),
+	)
+	if err != nil {
+		cl.Close()
+		return nil, err
 	}
 	return c, nil
 }
 
-func (c *copier) close() {
+// close stops consuming and, briefly, waits for the records in flight so
+// that their offset syncs can follow.
+func (c *copier) close(ctx context.Context) {
 	c.cl.Close()
 	if c.txn != nil {
 		c.txn.Close()
+	}
+	if c.prod != nil {
+		_ = c.prod.Flush(ctx)
+		c.prod.Close()
 	}
 }
 
@@ -130,7 +152,7 @@ func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Recor
 	st.fetchNext = up + 1
 	st.inflight++
 	st.mu.Unlock()
-	c.s.dst.Produce(ctx, out, func(r *kgo.Record, err error) {
+	c.prod.Produce(ctx, out, func(r *kgo.Record, err error) {
 		if err != nil {
 			st.mu.Lock()
 			st.inflight--

@@ -115,7 +115,7 @@ func (c *copier) produceSpread(ctx context.Context, st *partitionState, src *kgo
 	st.mu.Lock()
 	st.inflight++
 	st.mu.Unlock()
-	c.s.dst.Produce(ctx, out, func(_ *kgo.Record, err error) {
+	c.prod.Produce(ctx, out, func(_ *kgo.Record, err error) {
 		if err != nil {
 			st.mu.Lock()
 			st.inflight--

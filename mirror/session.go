@@ -42,6 +42,8 @@ type session struct {
 	// created (its provenance marks), for topics.sync_deletions.
 	created  map[string]bool
 	lastCkpt map[checkpointKey]int64
+	// statuses are the partition statuses this session recorded.
+	statuses map[topicPartition]recordedStatus
 }
 
 type checkpointKey struct {
@@ -93,11 +95,11 @@ func newSession(ctx context.Context, m *Mirror) (*session, error) {
 
 func (s *session) close() {
 	if s.copier != nil {
-		s.copier.close()
 		// Record where each partition is, so that a restart resumes
 		// without re-reading. Briefly: the target may be going away too
 		// (a mirror inside the target broker), and a restart reconciles.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s.copier.close(ctx)
 		_ = s.dst.Flush(ctx)
 		s.copier.syncIdle()
 		_ = s.dst.Flush(ctx)
@@ -136,6 +138,7 @@ func (s *session) internalTopics() []internalTopic {
 		{CheckpointsTopic(s.cfg.Source.Name), compact},
 		{HeartbeatsTopic, compact},
 		{LinkStateTopic(s.cfg.Source.Name), compact},
+		{StatusTopic(s.cfg.Source.Name), compact},
 	}
 }
 
@@ -231,6 +234,7 @@ func (s *session) run(ctx context.Context) error {
 					return err
 				}
 			}
+			s.writeStatus(ctx)
 			if err := s.checkpoint(ctx); err != nil {
 				s.m.log.Warn("checkpoint round failed", "err", err)
 			}
