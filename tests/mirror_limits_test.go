@@ -160,6 +160,24 @@ func TestMirrorRecordTooLarge(t *testing.T) {
 			if st := m.Status(); st.LastError != "" || len(st.Failing()) != 1 {
 				t.Fatalf("want one failing partition and no failed session: %+v", st)
 			}
+			// gregor mirror status reads the failing state from the target.
+			eventually(t, 30*time.Second, "the clusters' status shows the failing partition", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				cs, err := mirror.ReadStatus(ctx, cfg)
+				if err != nil {
+					return err
+				}
+				for _, ps := range cs.Partitions {
+					if ps.Topic == "orders" && ps.Partition == 0 {
+						if ps.State != mirror.StateFailing || !strings.Contains(ps.Error, "MESSAGE_TOO_LARGE") || ps.LastWrite.IsZero() {
+							return fmt.Errorf("status %+v", ps)
+						}
+						return nil
+					}
+				}
+				return fmt.Errorf("no orders[0] in %+v", cs.Partitions)
+			})
 			if ends := endOffsets(t, west.Addr, "east.orders"); ends[0] != n {
 				t.Fatalf("target end offsets %v while failing, want %d on partition 0", ends, n)
 			}
