@@ -87,10 +87,14 @@ type Topics struct {
 	Rename string `toml:"rename"`
 	// Separator joins the source name and the topic name in prefix mode.
 	Separator string `toml:"separator"`
-	// SyncConfigs copies topic configs to the target periodically.
+	// SyncConfigs copies topic configs to the target periodically; an
+	// override deleted on the source is deleted on the target.
 	SyncConfigs bool `toml:"sync_configs"`
-	// SyncACLs copies literal and prefixed topic ACLs (without WRITE) to
-	// the target periodically, renamed like their topics.
+	// SyncACLs copies literal and prefixed topic ACLs, ALLOW and DENY
+	// (never WRITE, nor a DENY of the mirror's own principal), to the
+	// target periodically, renamed like their topics, and deletes on the
+	// target the ones it created that the source no longer has (recorded
+	// in <source>.acls.internal; ACLs others created are never deleted).
 	SyncACLs bool `toml:"sync_acls"`
 	// ReplicationFactor of the topics the mirror creates; -1 is the
 	// target's default.

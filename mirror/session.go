@@ -42,6 +42,9 @@ type session struct {
 	// created (its provenance marks), for topics.sync_deletions.
 	created  map[string]bool
 	lastCkpt map[checkpointKey]int64
+	// createdACLs are the target ACLs this mirror created (ACLsTopic),
+	// loaded at the first ACL sync.
+	createdACLs map[aclBinding]bool
 	// statuses are the partition statuses this session recorded.
 	statuses map[topicPartition]recordedStatus
 }
@@ -139,6 +142,7 @@ func (s *session) internalTopics() []internalTopic {
 		{HeartbeatsTopic, compact},
 		{LinkStateTopic(s.cfg.Source.Name), compact},
 		{StatusTopic(s.cfg.Source.Name), compact},
+		{ACLsTopic(s.cfg.Source.Name), compact},
 	}
 }
 
