@@ -116,8 +116,8 @@ checkpoint_interval_ms = 500
 				acked[r.Partition][r.Offset] = string(r.Value)
 				mu.Unlock()
 			})
-			if i%50 == 0 {
-				time.Sleep(5 * time.Millisecond)
+			if i%20 == 0 {
+				time.Sleep(10 * time.Millisecond) // at most about 2,000 records/s
 			}
 		}
 	}()

@@ -72,6 +72,7 @@ type options struct {
 type run struct {
 	Mirror     string  `json:"mirror"`
 	CatchupS   float64 `json:"catchup_seconds"`
+	FirstS     float64 `json:"first_record_seconds"`
 	RecordsPS  float64 `json:"catchup_records_per_second"`
 	P50Ms      float64 `json:"latency_p50_ms"`
 	P99Ms      float64 `json:"latency_p99_ms"`
@@ -137,14 +138,19 @@ func benchmark(o options) error {
 	if err := produceBacklog(records); err != nil {
 		return err
 	}
+	// A group that read half of the backlog, for the failover.
+	groupAt, err := commitSourceGroup()
+	if err != nil {
+		return err
+	}
 	var runs []run
 	for _, name := range []string{"gregor-copy", "gregor-link", "mm2"} {
 		if o.only != "" && !strings.Contains(","+o.only+",", ","+name+",") {
 			continue
 		}
-		r, err := benchOne(o, work, name)
+		r, err := benchOne(o, work, name, groupAt)
 		if err != nil {
-			r = run{Mirror: name, Note: err.Error()}
+			r.Note = err.Error()
 			logf("%s: %v", name, err)
 		}
 		runs = append(runs, r)
@@ -190,7 +196,7 @@ func start(cmd *exec.Cmd, logPath string) (*mirrorProc, error) {
 }
 
 // benchOne runs one mirror against a fresh Gregor target.
-func benchOne(o options, work, name string) (run, error) {
+func benchOne(o options, work, name string, groupAt map[int32]int64) (run, error) {
 	r := run{Mirror: name}
 	dir := filepath.Join(work, name)
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
@@ -219,11 +225,6 @@ func benchOne(o options, work, name string) (run, error) {
 		return r, fmt.Errorf("the Gregor target exited (see %s)", filepath.Join(dir, "target.log"))
 	default:
 	}
-	// A group that read part of the source, for the failover.
-	groupAt, err := commitSourceGroup()
-	if err != nil {
-		return r, err
-	}
 	want, err := sumEnds(sourceAddr, topic)
 	if err != nil {
 		return r, err
@@ -236,11 +237,12 @@ func benchOne(o options, work, name string) (run, error) {
 	began := time.Now()
 	logf("%s: catching up on %d records", name, want)
 	sampler := newSampler(mp.cmd.Process.Pid)
-	got, err := waitTarget(targetTopic(), want, o.catchupWait, mp, sampler)
+	got, first, err := waitTarget(targetTopic(), want, o.catchupWait, mp, sampler)
 	if err != nil {
 		return r, fmt.Errorf("catch-up: %w (%d of %d records)", err, got, want)
 	}
 	r.CatchupS = time.Since(began).Seconds()
+	r.FirstS = first.Sub(began).Seconds()
 	r.RecordsPS = float64(want) / r.CatchupS
 	r.PeakRSSMiB, r.CPUS = sampler.peakRSS, sampler.cpu()
 	logf("%s: caught up in %.2f s (%.0f records/s), peak RSS %.0f MiB, %.1f CPU s", name, r.CatchupS, r.RecordsPS, r.PeakRSSMiB, r.CPUS)
@@ -432,22 +434,27 @@ func sumEnds(addr, name string) (int64, error) {
 }
 
 // waitTarget polls the target topic until it holds want records.
-func waitTarget(name string, want int64, limit time.Duration, mp *mirrorProc, s *sampler) (int64, error) {
+// It returns when the first record was seen too (the mirror's start-up).
+func waitTarget(name string, want int64, limit time.Duration, mp *mirrorProc, s *sampler) (int64, time.Time, error) {
 	deadline := time.Now().Add(limit)
 	var got int64
+	var first time.Time
 	for {
 		s.sample()
 		got, _ = sumEnds(targetAddr, name)
+		if got > 0 && first.IsZero() {
+			first = time.Now()
+		}
 		if got >= want {
-			return got, nil
+			return got, first, nil
 		}
 		select {
 		case <-mp.done:
-			return got, errors.New("the mirror process exited")
+			return got, first, errors.New("the mirror process exited")
 		default:
 		}
 		if time.Now().After(deadline) {
-			return got, fmt.Errorf("not caught up within %v", limit)
+			return got, first, fmt.Errorf("not caught up within %v", limit)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -700,6 +707,7 @@ func printTable(o options, records int, runs []run) {
 	}
 	row("catch-up (s)", func(r run) float64 { return r.CatchupS })
 	row("catch-up (records/s)", func(r run) float64 { return r.RecordsPS })
+	row("first record on target (s)", func(r run) float64 { return r.FirstS })
 	row("latency p50 (ms)", func(r run) float64 { return r.P50Ms })
 	row("latency p99 (ms)", func(r run) float64 { return r.P99Ms })
 	row("mirror peak RSS (MiB)", func(r run) float64 { return r.PeakRSSMiB })
