@@ -6,7 +6,7 @@ CONFIG   ?= broker.toml
 FUZZTIME ?= 5s
 GOFLAGS_TEST ?= -count=1 -timeout 20m
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools fault fault-smoke
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools fault fault-smoke bench-mirror fault-mirror
 
 all: build
 
@@ -64,6 +64,12 @@ fault-smoke: tools
 	GREGOR_FAULT=1 FAULT_SEEDS=$(or $(FAULT_SEEDS),1) FAULT_DURATION=30s FAULT_KINDS="$(FAULT_KINDS)" \
 		$(GO) test -count=1 -timeout 10m -run '^TestFault$$' -v ./tests
 
+# The mirror fault suite (tests/mirror_fault_test.go): 3-node source and target, copy mode,
+# SIGKILL of the mirror and of source partition leaders; seeds and duration as in make fault.
+fault-mirror: build
+	GREGOR_FAULT_MIRROR=1 FAULT_SEEDS="$(FAULT_SEEDS)" FAULT_DURATION=$(or $(FAULT_DURATION),60s) \
+		$(GO) test -count=1 -timeout 0 -run '^TestMirrorFault$$' -v ./tests
+
 fuzz:
 	./scripts/fuzz.sh $(or $(FUZZLONG),60s)
 
@@ -116,6 +122,23 @@ wasm-examples:
 # go-plugin partitioner per call; produce-over-HTTP throughput with the
 # built-in and WASM partitioners; the placement check's cost on franz-go
 # produce of uncompressed 1 KiB records (enforce off and on, alternating).
+# Gregor's mirror (copy and link mode) against MirrorMaker 2 in dedicated mode, with Apache
+# Kafka 4.4.0 as source and a fresh Gregor target: catch-up on a backlog (200 MB by default on a
+# shared machine; BENCH_MIRROR_FLAGS=--backlog-mb=1024 for the 1 GB figure), replication latency
+# at a fixed rate, mirror RSS and CPU, consumer group failover. Maven Central serves
+# connect-mirror 4.1.1 (not 4.4.0); it runs on Kafka 4.1.1's jars. Uses Kafka's fixed ports:
+# run under flock /work/locks/ports.lock when the machine is shared. Also run by bench-compare.
+MM2_VERSION ?= 4.1.1
+bench-mirror: build
+	KAFKA_VERSION=4.4.0 ./scripts/kafka-ref.sh fetch
+	KAFKA_VERSION=$(MM2_VERSION) ./scripts/kafka-ref.sh fetch
+	for a in connect-mirror connect-mirror-client; do \
+		mvn -B -q -Dmaven.repo.local=$${GREGOR_CACHE:-.cache}/m2 dependency:get \
+			-Dartifact=org.apache.kafka:$$a:$(MM2_VERSION) -Dtransitive=false || exit 1; done
+	$(GO) run ./bench/mirror --gregor $(BIN) --mm2-version $(MM2_VERSION) $(BENCH_MIRROR_FLAGS)
+
+bench-compare: bench-mirror
+
 bench-plugins: wasm-examples build
 	$(GO) test -run='^$$' -bench=Partitioner -benchmem ./hooks
 	./$(BIN) plugin bench --wasm examples/wasm-murmur2-as/build/murmur2.wasm

@@ -35,6 +35,13 @@ const (
 	GapSkip = "skip" // the partition continues at the log start, counting the lost records
 )
 
+// What a partition does with a source record larger than the target topic
+// accepts (its max.message.bytes): it can never be written as it is.
+const (
+	TooLargeStop = "stop" // the partition goes to the failing state at the record
+	TooLargeSkip = "skip" // the record is left out, counted and logged; the partition goes on
+)
+
 // Config is a whole mirror.toml (or one [mirror.NAME] section of
 // broker.toml). Key names are fixed: tools and operators rely on them.
 type Config struct {
@@ -80,10 +87,14 @@ type Topics struct {
 	Rename string `toml:"rename"`
 	// Separator joins the source name and the topic name in prefix mode.
 	Separator string `toml:"separator"`
-	// SyncConfigs copies topic configs to the target periodically.
+	// SyncConfigs copies topic configs to the target periodically; an
+	// override deleted on the source is deleted on the target.
 	SyncConfigs bool `toml:"sync_configs"`
-	// SyncACLs copies literal and prefixed topic ACLs (without WRITE) to
-	// the target periodically, renamed like their topics.
+	// SyncACLs copies literal and prefixed topic ACLs, ALLOW and DENY
+	// (never WRITE, nor a DENY of the mirror's own principal), to the
+	// target periodically, renamed like their topics, and deletes on the
+	// target the ones it created that the source no longer has (recorded
+	// in <source>.acls.internal; ACLs others created are never deleted).
 	SyncACLs bool `toml:"sync_acls"`
 	// ReplicationFactor of the topics the mirror creates; -1 is the
 	// target's default.
@@ -126,7 +137,13 @@ type Options struct {
 	// retention deleted records before they were mirrored. Either way the
 	// gap is reported.
 	OnSourceGap string `toml:"on_source_gap"`
-	// MaxFetchBytes bounds one source fetch per partition.
+	// OnRecordTooLarge is "stop" or "skip": what copy mode does with a
+	// source record larger than the target topic's max.message.bytes.
+	// Either way it is counted and reported, never retried as it is.
+	OnRecordTooLarge string `toml:"on_record_too_large"`
+	// MaxFetchBytes bounds one source fetch per partition. Batches written
+	// to the target are bounded by the target's limits instead (the
+	// topic's max.message.bytes, else the broker's message.max.bytes).
 	MaxFetchBytes int32 `toml:"max_fetch_bytes"`
 	// ExactlyOnce (copy mode) writes records and their offset syncs in
 	// target transactions, so that read_committed consumers of the target
@@ -156,6 +173,7 @@ func Default() Config {
 			CheckpointIntervalMs: 5000,
 			HeartbeatIntervalMs:  1000,
 			OnSourceGap:          GapStop,
+			OnRecordTooLarge:     TooLargeStop,
 			MaxFetchBytes:        4 << 20,
 		},
 	}
@@ -260,6 +278,8 @@ func (c *Config) Validate() error {
 		return bad("mirror.heartbeat_interval_ms", "%d is negative", m.HeartbeatIntervalMs)
 	case m.OnSourceGap != GapStop && m.OnSourceGap != GapSkip:
 		return bad("mirror.on_source_gap", "%q is not %q or %q", m.OnSourceGap, GapStop, GapSkip)
+	case m.OnRecordTooLarge != TooLargeStop && m.OnRecordTooLarge != TooLargeSkip:
+		return bad("mirror.on_record_too_large", "%q is not %q or %q", m.OnRecordTooLarge, TooLargeStop, TooLargeSkip)
 	case m.MaxFetchBytes < 1024 || m.MaxFetchBytes > 256<<20:
 		return bad("mirror.max_fetch_bytes", "%d is not in [1024, %d]", m.MaxFetchBytes, 256<<20)
 	case m.ExactlyOnce && m.Mode != ModeCopy:

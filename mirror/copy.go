@@ -21,6 +21,11 @@ const syncEvery = time.Second
 type copier struct {
 	s  *session
 	cl *kgo.Client
+	// prod writes the copied records (without exactly_once). It is not
+	// the session's dst: acknowledgements write offset syncs from the
+	// producer's callbacks, and a producer whose buffer is full blocks a
+	// Produce from its own callback forever.
+	prod *kgo.Client
 	// txn is the transactional target producer of an exactly-once copy
 	// (nil otherwise); only the run goroutine uses it.
 	txn *kgo.Client
@@ -38,18 +43,35 @@ func newCopier(s *session) (*copier, error) {
 	}
 	c := &copier{s: s, cl: cl}
 	if s.cfg.Mirror.ExactlyOnce {
-		if c.txn, err = newTxnProducer(s.cfg); err != nil {
+		if c.txn, err = newTxnProducer(s.cfg, s.limits); err != nil {
 			cl.Close()
 			return nil, err
 		}
+		return c, nil
+	}
+	c.prod, err = newClient(s.cfg.Target, "gregor-mirror-"+s.cfg.Source.Name,
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.ProducerBatchMaxBytesFn(s.limits.batchMax),
+		kgo.MaxBufferedRecords(50000),
+	)
+	if err != nil {
+		cl.Close()
+		return nil, err
 	}
 	return c, nil
 }
 
-func (c *copier) close() {
+// close stops consuming and, briefly, waits for the records in flight so
+// that their offset syncs can follow.
+func (c *copier) close(ctx context.Context) {
 	c.cl.Close()
 	if c.txn != nil {
 		c.txn.Close()
+	}
+	if c.prod != nil {
+		_ = c.prod.Flush(ctx)
+		c.prod.Close()
 	}
 }
 
@@ -101,18 +123,25 @@ func (c *copier) run(ctx context.Context) {
 				return
 			}
 			for _, r := range fp.Records {
-				c.produce(ctx, st, r)
+				if !c.produce(ctx, st, r) {
+					return
+				}
 			}
 		})
 	}
 }
 
 // produce writes one source record to the same partition of the target
-// topic; the acknowledgement advances the partition's offset map.
-func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Record) {
+// topic; the acknowledgement advances the partition's offset map. It
+// returns false when the partition stopped (its later records must not be
+// written).
+func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Record) bool {
+	if !c.admit(st, src) {
+		return st.running()
+	}
 	if n := st.spreadTo(); n > 0 {
 		c.produceSpread(ctx, st, src, n)
-		return
+		return true
 	}
 	up := src.Offset
 	ts := src.Timestamp
@@ -121,20 +150,25 @@ func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Recor
 		Headers: src.Headers, Timestamp: ts}
 	st.mu.Lock()
 	st.fetchNext = up + 1
+	st.inflight++
 	st.mu.Unlock()
-	c.s.dst.Produce(ctx, out, func(r *kgo.Record, err error) {
+	c.prod.Produce(ctx, out, func(r *kgo.Record, err error) {
 		if err != nil {
+			st.mu.Lock()
+			st.inflight--
+			st.mu.Unlock()
 			if ctx.Err() == nil {
-				err = fmt.Errorf("mirror: write %s[%d] (source offset %d) to %s: %w", st.topic, st.partition, up, st.target, err)
-				st.fail(err)
-				c.s.report(err)
+				c.writeFailed(st, up, err)
 			}
 			return
 		}
 		now := c.s.m.opts.Now()
 		st.mu.Lock()
+		st.inflight--
 		newRun := st.offsets.add(up, r.Offset)
+		st.passSkips()
 		st.records++
+		st.wrote(now)
 		needSync := newRun || now.Sub(st.lastSync) >= syncEvery
 		if needSync {
 			st.lastSync, st.syncedUp = now, up
@@ -149,6 +183,73 @@ func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Recor
 			c.writeSync(ctx, OffsetSync{Topic: st.topic, Partition: st.partition, Upstream: up, Downstream: r.Offset})
 		}
 	})
+	return true
+}
+
+// running reports whether the partition is mirroring.
+func (st *partitionState) running() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.state == StateMirroring
+}
+
+// admit checks that a source record fits the target topic's limit. One
+// that does not is counted and, by on_record_too_large, skipped (the
+// position moves past it once the records before it are acknowledged) or
+// stops the partition at it. Either way it is never written.
+func (c *copier) admit(st *partitionState, src *kgo.Record) bool {
+	terr := c.s.tooLarge(st, src)
+	if terr == nil {
+		return true
+	}
+	st.met.tooLarge.Inc()
+	if c.s.cfg.Mirror.OnRecordTooLarge == TooLargeSkip {
+		c.s.m.log.Warn("skipping a record larger than the target accepts (on_record_too_large = skip)",
+			"topic", st.topic, "partition", st.partition, "offset", src.Offset, "err", terr)
+		st.mu.Lock()
+		st.tooLarge++
+		st.err = terr
+		st.fetchNext = src.Offset + 1
+		if st.spread > 0 {
+			// Placed by key: the acknowledgement order tracks the position.
+			st.acks.sent(src.Offset)
+			if done, moved := st.acks.acked(src.Offset); moved {
+				st.offsets.skipTo(done + 1)
+			}
+		} else {
+			st.skips = append(st.skips, src.Offset)
+			st.passSkips()
+		}
+		st.mu.Unlock()
+		return false
+	}
+	c.s.m.log.Error("partition failing (on_record_too_large = stop)", "topic", st.topic, "partition", st.partition, "err", terr)
+	c.remove(st.topic, st.partition)
+	st.fail(terr)
+	return false
+}
+
+// writeFailed handles a record the target refused. A persistent error
+// (one a retry of the same write meets again: too large, authorization,
+// a missing topic) moves the partition to the failing state, to be
+// resumed after a backoff while the other partitions go on; anything
+// else is transient and restarts the session, which resumes every
+// partition from the target.
+func (c *copier) writeFailed(st *partitionState, up int64, err error) {
+	err = fmt.Errorf("mirror: write %s[%d] (source offset %d) to %s: %w", st.topic, st.partition, up, st.target, err)
+	if !persistent(err) {
+		c.s.report(err)
+		return
+	}
+	st.mu.Lock()
+	already := st.state == StateFailing
+	st.mu.Unlock()
+	if already {
+		return
+	}
+	c.remove(st.topic, st.partition)
+	st.failAt(err, c.s.m.opts.Now(), c.s.m.opts.RetryBackoff)
+	c.s.m.log.Error("partition failing; retrying after a backoff", "topic", st.topic, "partition", st.partition, "err", err)
 }
 
 // writeSync appends an offset sync; losing one only makes a resume re-read

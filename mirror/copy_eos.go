@@ -24,13 +24,13 @@ func TransactionalID(cfg Config) string {
 // newTxnProducer is the exactly-once copy's own target client: every
 // produce of a transactional client must be in a transaction, so the
 // session's other writes (heartbeats, checkpoints) keep their own client.
-func newTxnProducer(cfg Config) (*kgo.Client, error) {
+func newTxnProducer(cfg Config, limits *targetLimits) (*kgo.Client, error) {
 	return newClient(cfg.Target, "gregor-mirror-"+cfg.Source.Name,
 		kgo.TransactionalID(TransactionalID(cfg)),
 		kgo.TransactionTimeout(txnTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
-		kgo.ProducerBatchMaxBytes(cfg.Mirror.MaxFetchBytes),
+		kgo.ProducerBatchMaxBytesFn(limits.batchMax),
 		kgo.MaxBufferedRecords(50000),
 	)
 }
@@ -93,6 +93,12 @@ func (c *copier) transact(ctx context.Context, fs kgo.Fetches) error {
 	for i, p := range parts {
 		spread[i] = p.st.spreadTo()
 		for _, src := range p.recs {
+			if !c.admit(p.st, src) {
+				if !p.st.running() {
+					break
+				}
+				continue
+			}
 			size := recordSize(src)
 			out := &kgo.Record{Topic: p.st.target, Partition: src.Partition, Key: src.Key, Value: src.Value,
 				Headers: src.Headers, Timestamp: src.Timestamp}
@@ -159,6 +165,9 @@ func (c *copier) transact(ctx context.Context, fs kgo.Fetches) error {
 	for i, p := range parts {
 		ws := wrote[i]
 		if len(ws) == 0 {
+			p.st.mu.Lock()
+			p.st.passSkips()
+			p.st.mu.Unlock()
 			continue
 		}
 		st := p.st
@@ -177,6 +186,8 @@ func (c *copier) transact(ctx context.Context, fs kgo.Fetches) error {
 				st.offsets.add(w.up, w.down)
 			}
 		}
+		st.passSkips()
+		st.wrote(now)
 		st.records += int64(len(ws))
 		last := ws[len(ws)-1]
 		st.syncedUp, st.lastSync = last.up, now

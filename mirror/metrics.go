@@ -19,6 +19,9 @@ type metrics struct {
 	gap       *prometheus.CounterVec
 	already   *prometheus.CounterVec
 	failures  *prometheus.CounterVec
+	failing   *prometheus.GaugeVec
+	lastWrite *prometheus.GaugeVec
+	tooLarge  *prometheus.CounterVec
 	checkpts  prometheus.Counter
 	synced    prometheus.Counter
 	heartbeat prometheus.Counter
@@ -47,6 +50,14 @@ func newMetrics(name string, reg prometheus.Registerer) (*metrics, error) {
 			ConstLabels: cl}, part),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gregor_mirror_partition_failures_total",
 			Help: "Times a partition stopped with an error.", ConstLabels: cl}, part),
+		failing: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gregor_mirror_partition_failing",
+			Help:        "1 while a persistent error (record too large, authorization, missing topic, source gap) stops the partition, else 0.",
+			ConstLabels: cl}, part),
+		lastWrite: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gregor_mirror_last_write_timestamp_seconds",
+			Help: "Unix time of the partition's last record acknowledged by the target.", ConstLabels: cl}, part),
+		tooLarge: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gregor_mirror_records_too_large_total",
+			Help:        "Source records larger than the target topic's max.message.bytes (skipped under on_record_too_large = skip).",
+			ConstLabels: cl}, part),
 		checkpts: prometheus.NewCounter(prometheus.CounterOpts{Name: "gregor_mirror_checkpoints_total",
 			Help: "Checkpoint records written.", ConstLabels: cl}),
 		synced: prometheus.NewCounter(prometheus.CounterOpts{Name: "gregor_mirror_group_offsets_synced_total",
@@ -56,7 +67,7 @@ func newMetrics(name string, reg prometheus.Registerer) (*metrics, error) {
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.records, m.bytes, m.lag, m.age, m.latency, m.gap, m.already,
-			m.failures, m.checkpts, m.synced, m.heartbeat} {
+			m.failures, m.failing, m.lastWrite, m.tooLarge, m.checkpts, m.synced, m.heartbeat} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("mirror: %s: metrics: %w", name, err)
 			}
@@ -67,9 +78,9 @@ func newMetrics(name string, reg prometheus.Registerer) (*metrics, error) {
 
 // partitionMetrics are one partition's series, resolved once.
 type partitionMetrics struct {
-	records, bytes, gap, already, failures prometheus.Counter
-	lag, age                               prometheus.Gauge
-	latency                                prometheus.Observer
+	records, bytes, gap, already, failures, tooLarge prometheus.Counter
+	lag, age, failing, lastWrite                     prometheus.Gauge
+	latency                                          prometheus.Observer
 }
 
 func (m *metrics) partition(topic string, p int32) partitionMetrics {
@@ -77,5 +88,6 @@ func (m *metrics) partition(topic string, p int32) partitionMetrics {
 	return partitionMetrics{
 		records: m.records.With(l), bytes: m.bytes.With(l), gap: m.gap.With(l), already: m.already.With(l),
 		failures: m.failures.With(l), lag: m.lag.With(l), age: m.age.With(l), latency: m.latency.With(l),
+		failing: m.failing.With(l), lastWrite: m.lastWrite.With(l), tooLarge: m.tooLarge.With(l),
 	}
 }

@@ -45,6 +45,7 @@ type Mirror struct {
 	// with the reason their group offsets are not translated.
 	untranslated map[string]string
 	lastErr      error
+	lastErrAt    time.Time
 }
 
 type topicPartition struct {
@@ -56,8 +57,12 @@ type topicPartition struct {
 const (
 	StateResuming  = "resuming"
 	StateMirroring = "mirroring"
-	StateStopped   = "stopped"
-	StatePromoted  = "promoted"
+	// StateFailing is a partition that a persistent error (the target
+	// refusing a record as too large, authorization, a missing topic, a
+	// source gap under on_source_gap = "stop") stopped. Status shows the
+	// error; retriable causes are retried with exponential backoff.
+	StateFailing  = "failing"
+	StatePromoted = "promoted"
 	// StateDeleted is a partition whose source topic was deleted, and its
 	// target topic with it (topics.sync_deletions).
 	StateDeleted = "deleted"
@@ -91,6 +96,22 @@ type partitionState struct {
 	// acks then tracks which produced records are acknowledged.
 	spread int32
 	acks   ackTracker
+
+	// lastWrite is when the target last acknowledged a record of the
+	// partition; failedAt when it last failed, failures the failures
+	// since the last successful write, and retryAt when a failing
+	// partition is started again (zero: not retried, the error would
+	// recur).
+	lastWrite, failedAt, retryAt time.Time
+	failures                     int
+	// tooLarge counts records skipped as larger than the target accepts
+	// (on_record_too_large = "skip"); skips are their source offsets not
+	// yet passed by the acknowledged position.
+	tooLarge int64
+	skips    []int64
+	// inflight counts records handed to the producer and not yet
+	// acknowledged or failed; a failing partition restarts at zero.
+	inflight int
 }
 
 // New checks cfg and builds a mirror; nothing connects until Run.
@@ -133,19 +154,32 @@ func (m *Mirror) Config() Config { return m.cfg }
 // resumes every partition from what the target holds, so nothing is lost or
 // written twice. Run returns nil when ctx ends.
 func (m *Mirror) Run(ctx context.Context) error {
+	failures := 0
 	for {
+		began := m.opts.Now()
 		err := m.runSession(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
+		if errors.Is(err, errLimitsChanged) {
+			continue // not a failure: the new session batches by the new limits
+		}
+		// A session that ran a while before failing starts the backoff
+		// over; one that fails at once doubles it.
+		if m.opts.Now().Sub(began) >= maxRetryBackoff {
+			failures = 0
+		}
+		backoff := retryBackoff(m.opts.RetryBackoff, failures)
+		failures++
 		m.mu.Lock()
 		m.lastErr = err
+		m.lastErrAt = m.opts.Now()
 		m.mu.Unlock()
-		m.log.Error("mirror session failed; restarting", "err", err, "backoff", m.opts.RetryBackoff)
+		m.log.Error("mirror session failed; restarting", "err", err, "backoff", backoff)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-m.opts.After(m.opts.RetryBackoff):
+		case <-m.opts.After(backoff):
 		}
 	}
 }
@@ -189,7 +223,7 @@ func (m *Mirror) lookup(topic string, p int32) (*partitionState, bool) {
 func (st *partitionState) translate(mode string, committed int64) (int64, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.state != StateMirroring && st.state != StateStopped && st.state != StatePromoted || st.spread > 0 {
+	if st.state != StateMirroring && st.state != StateFailing && st.state != StatePromoted || st.spread > 0 {
 		return 0, false
 	}
 	if mode == ModeLink {
@@ -201,13 +235,61 @@ func (st *partitionState) translate(mode string, committed int64) (int64, bool) 
 	return st.offsets.translate(committed)
 }
 
-func (st *partitionState) fail(err error) {
+// fail moves the partition to the failing state for good (until the
+// mirror restarts): the error would recur on any retry.
+func (st *partitionState) fail(err error) { st.failAt(err, time.Time{}, 0) }
+
+// failAt moves the partition to the failing state at now; with a backoff
+// base above zero it is retried after base doubled for each failure since
+// the last successful write, at most maxRetryBackoff.
+func (st *partitionState) failAt(err error, now time.Time, base time.Duration) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.state != StateStopped {
+	if st.state != StateFailing {
 		st.met.failures.Inc()
+		st.met.failing.Set(1)
 	}
-	st.state, st.err = StateStopped, err
+	st.state, st.err = StateFailing, err
+	st.failedAt = now
+	st.retryAt = time.Time{}
+	if base > 0 {
+		st.retryAt = now.Add(retryBackoff(base, st.failures))
+	}
+	st.failures++
+}
+
+// maxRetryBackoff bounds the pause before a failing partition or a failed
+// session is retried.
+const maxRetryBackoff = time.Minute
+
+// retryBackoff is base doubled n times, at most maxRetryBackoff.
+func retryBackoff(base time.Duration, n int) time.Duration {
+	d := base
+	for i := 0; i < n && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryBackoff)
+}
+
+// passSkips moves the position past skipped records it has reached. Called
+// with st.mu held.
+func (st *partitionState) passSkips() {
+	for len(st.skips) > 0 && st.skips[0] <= st.offsets.srcNext {
+		if st.skips[0] == st.offsets.srcNext {
+			st.offsets.skipTo(st.skips[0] + 1)
+		}
+		st.skips = st.skips[1:]
+	}
+	if len(st.skips) == 0 {
+		st.skips = nil
+	}
+}
+
+// wrote records a successful write at now. Called with st.mu held.
+func (st *partitionState) wrote(now time.Time) {
+	st.lastWrite = now
+	st.failures = 0
+	st.met.lastWrite.Set(float64(now.UnixMilli()) / 1000)
 }
 
 // Status is a snapshot of the mirror for people and tools.
@@ -222,8 +304,10 @@ type Status struct {
 	// Untranslated names source topics copied through the partitioner
 	// (partition counts differ), whose group offsets are not translated.
 	Untranslated map[string]string
-	// LastError is the error that ended the previous session, if any.
-	LastError string
+	// LastError is the error that ended the previous session, if any, and
+	// LastErrorAt when.
+	LastError   string
+	LastErrorAt time.Time `json:",omitempty"`
 }
 
 // PartitionStatus is one source partition's progress.
@@ -238,7 +322,30 @@ type PartitionStatus struct {
 	Lag       int64
 	Records   int64
 	State     string
-	Error     string
+	// Error is the partition's last error: why it is failing, or a
+	// reported loss (a skipped gap or record) while it goes on.
+	Error string
+	// FailedAt is when the partition last failed, RetryAt when a failing
+	// partition is tried again (zero: not retried, the error would
+	// recur), Failures the failures since its last successful write.
+	FailedAt time.Time `json:",omitempty"`
+	RetryAt  time.Time `json:",omitempty"`
+	Failures int       `json:",omitempty"`
+	// LastWrite is when the target last acknowledged one of its records.
+	LastWrite time.Time `json:",omitempty"`
+	// TooLarge counts records skipped as larger than the target accepts.
+	TooLarge int64 `json:",omitempty"`
+}
+
+// Failing lists the partitions in the failing state.
+func (s Status) Failing() []PartitionStatus {
+	var out []PartitionStatus
+	for _, p := range s.Partitions {
+		if p.State == StateFailing {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Lag sums the partitions' lag.
@@ -263,6 +370,7 @@ func (m *Mirror) Status() Status {
 	}
 	if m.lastErr != nil {
 		out.LastError = m.lastErr.Error()
+		out.LastErrorAt = m.lastErrAt
 	}
 	parts := make([]*partitionState, 0, len(m.parts))
 	for _, st := range m.parts {
@@ -272,7 +380,8 @@ func (m *Mirror) Status() Status {
 	for _, st := range parts {
 		st.mu.Lock()
 		ps := PartitionStatus{Topic: st.topic, Partition: st.partition, TargetTopic: st.target,
-			Position: st.offsets.srcNext, SourceEnd: st.sourceEnd, Records: st.records, State: st.state}
+			Position: st.offsets.srcNext, SourceEnd: st.sourceEnd, Records: st.records, State: st.state,
+			FailedAt: st.failedAt, RetryAt: st.retryAt, Failures: st.failures, LastWrite: st.lastWrite, TooLarge: st.tooLarge}
 		if st.err != nil {
 			ps.Error = st.err.Error()
 		}
@@ -294,17 +403,17 @@ func (m *Mirror) Status() Status {
 
 // String is a one-line summary for progress output.
 func (s Status) String() string {
-	var mirroring, stopped int
+	var mirroring, failing int
 	var records int64
 	for _, p := range s.Partitions {
 		records += p.Records
 		switch p.State {
 		case StateMirroring:
 			mirroring++
-		case StateStopped:
-			stopped++
+		case StateFailing:
+			failing++
 		}
 	}
-	return fmt.Sprintf("%s: %d partitions mirroring, %d stopped, %d records copied, lag %d",
-		s.Name, mirroring, stopped, records, s.Lag())
+	return fmt.Sprintf("%s: %d partitions mirroring, %d failing, %d records copied, lag %d",
+		s.Name, mirroring, failing, records, s.Lag())
 }

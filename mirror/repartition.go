@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -113,18 +112,24 @@ func (c *copier) produceSpread(ctx context.Context, st *partitionState, src *kgo
 	st.fetchNext = up + 1
 	st.acks.sent(up)
 	st.mu.Unlock()
-	c.s.dst.Produce(ctx, out, func(_ *kgo.Record, err error) {
+	st.mu.Lock()
+	st.inflight++
+	st.mu.Unlock()
+	c.prod.Produce(ctx, out, func(_ *kgo.Record, err error) {
 		if err != nil {
+			st.mu.Lock()
+			st.inflight--
+			st.mu.Unlock()
 			if ctx.Err() == nil {
-				err = fmt.Errorf("mirror: write %s[%d] (source offset %d) to %s: %w", st.topic, st.partition, up, st.target, err)
-				st.fail(err)
-				c.s.report(err)
+				c.writeFailed(st, up, err)
 			}
 			return
 		}
 		now := c.s.m.opts.Now()
 		st.mu.Lock()
+		st.inflight--
 		st.records++
+		st.wrote(now)
 		done, moved := st.acks.acked(up)
 		needSync := false
 		if moved {

@@ -79,6 +79,7 @@ func (s *session) resumeCopy(ctx context.Context, topic string, parts []int32) (
 		syncs, position := afterPositionSync(s.syncs[topicPartition{topic, p}])
 		st.mu.Lock()
 		st.offsets.reset(0, 0)
+		st.skips = nil
 		st.state, st.err = StateResuming, nil
 		st.mu.Unlock()
 		if len(syncs) == 0 {
@@ -144,6 +145,8 @@ func (s *session) resumeCopy(ctx context.Context, topic string, parts []int32) (
 		st.mu.Lock()
 		st.fetchNext = off
 		st.state = StateMirroring
+		st.retryAt = time.Time{}
+		st.met.failing.Set(0)
 		st.mu.Unlock()
 	}
 	return out, nil
@@ -202,6 +205,9 @@ func (s *session) reconcile(ctx context.Context, st *partitionState, last Offset
 			return false
 		}
 		t := onTarget[i]
+		if s.cfg.Mirror.OnRecordTooLarge == TooLargeSkip && s.tooLarge(st, r) != nil {
+			return true // skipped when it was first copied: not on the target
+		}
 		if recordDigest(r) != t.digest || r.Timestamp.UnixMilli() != t.ts {
 			err := fmt.Errorf("mirror: target %s[%d] offset %d does not hold source %s[%d] offset %d: the target was written by someone else",
 				st.target, st.partition, t.offset, st.topic, st.partition, r.Offset)
@@ -225,7 +231,7 @@ func (s *session) reconcile(ctx context.Context, st *partitionState, last Offset
 		return i, nil, err
 	}
 	st.mu.Lock()
-	failed, ferr := st.state == StateStopped, st.err
+	failed, ferr := st.state == StateFailing, st.err
 	st.mu.Unlock()
 	if failed {
 		return i, nil, ferr

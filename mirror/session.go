@@ -22,6 +22,9 @@ type session struct {
 	dst    *kgo.Client // producer, admin and raw requests on the target
 	srcAdm *kadm.Client
 	dstAdm *kadm.Client
+	// limits bound the batches dst (and a transactional copy's producer)
+	// writes to each target topic.
+	limits *targetLimits
 
 	copier *copier // copy mode
 	linker *linker // link mode
@@ -39,6 +42,11 @@ type session struct {
 	// created (its provenance marks), for topics.sync_deletions.
 	created  map[string]bool
 	lastCkpt map[checkpointKey]int64
+	// createdACLs are the target ACLs this mirror created (ACLsTopic),
+	// loaded at the first ACL sync.
+	createdACLs map[aclBinding]bool
+	// statuses are the partition statuses this session recorded.
+	statuses map[topicPartition]recordedStatus
 }
 
 type checkpointKey struct {
@@ -50,7 +58,7 @@ func newSession(ctx context.Context, m *Mirror) (*session, error) {
 	s := &session{
 		m: m, cfg: m.cfg, errs: make(chan error, 1),
 		started: map[topicPartition]bool{}, topicSizes: map[string]int32{}, promoted: map[string]bool{},
-		lastCkpt: map[checkpointKey]int64{},
+		lastCkpt: map[checkpointKey]int64{}, limits: newTargetLimits(),
 	}
 	var err error
 	if s.src, err = newClient(m.cfg.Source, "gregor-mirror-"+m.cfg.Target.Name); err != nil {
@@ -60,7 +68,7 @@ func newSession(ctx context.Context, m *Mirror) (*session, error) {
 	s.dst, err = newClient(m.cfg.Target, "gregor-mirror-"+m.cfg.Source.Name,
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
-		kgo.ProducerBatchMaxBytes(m.cfg.Mirror.MaxFetchBytes),
+		kgo.ProducerBatchMaxBytesFn(s.limits.batchMax),
 		kgo.MaxBufferedRecords(50000),
 	)
 	if err != nil {
@@ -72,16 +80,29 @@ func newSession(ctx context.Context, m *Mirror) (*session, error) {
 		s.close()
 		return nil, err
 	}
+	// Before anything is written: the producer learns a topic's batch
+	// limit at its first write.
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s.loadBrokerLimit(lctx)
+	var internal []string
+	for _, it := range s.internalTopics() {
+		internal = append(internal, it.name)
+	}
+	if err := s.loadTopicLimits(lctx, internal); err != nil {
+		s.close()
+		return nil, err
+	}
 	return s, nil
 }
 
 func (s *session) close() {
 	if s.copier != nil {
-		s.copier.close()
 		// Record where each partition is, so that a restart resumes
 		// without re-reading. Briefly: the target may be going away too
 		// (a mirror inside the target broker), and a restart reconciles.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s.copier.close(ctx)
 		_ = s.dst.Flush(ctx)
 		s.copier.syncIdle()
 		_ = s.dst.Flush(ctx)
@@ -120,6 +141,8 @@ func (s *session) internalTopics() []internalTopic {
 		{CheckpointsTopic(s.cfg.Source.Name), compact},
 		{HeartbeatsTopic, compact},
 		{LinkStateTopic(s.cfg.Source.Name), compact},
+		{StatusTopic(s.cfg.Source.Name), compact},
+		{ACLsTopic(s.cfg.Source.Name), compact},
 	}
 }
 
@@ -211,7 +234,11 @@ func (s *session) run(ctx context.Context) error {
 			s.applyPromoted()
 			if s.copier != nil {
 				s.copier.syncIdle()
+				if err := s.retryFailing(ctx); err != nil {
+					return err
+				}
 			}
+			s.writeStatus(ctx)
 			if err := s.checkpoint(ctx); err != nil {
 				s.m.log.Warn("checkpoint round failed", "err", err)
 			}
@@ -305,4 +332,38 @@ func readAll(ctx context.Context, c Cluster, topic string, limit int, fn func(*k
 			return nil
 		}
 	}
+}
+
+// retryFailing starts again the failing partitions whose backoff has
+// passed and whose records are no longer in flight, from what the target
+// holds (the offset syncs are read again: this session wrote some).
+func (s *session) retryFailing(ctx context.Context) error {
+	now := s.m.opts.Now()
+	due := map[string][]int32{}
+	for tp := range s.started {
+		st, ok := s.m.lookup(tp.topic, tp.partition)
+		if !ok {
+			continue
+		}
+		st.mu.Lock()
+		if st.state == StateFailing && !st.retryAt.IsZero() && !now.Before(st.retryAt) && st.inflight == 0 {
+			due[tp.topic] = append(due[tp.topic], tp.partition)
+		}
+		st.mu.Unlock()
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	if err := s.loadSyncs(ctx); err != nil {
+		return err
+	}
+	for topic, parts := range due {
+		s.m.log.Info("retrying failing partitions", "topic", topic, "partitions", parts)
+		offsets, err := s.resumeCopy(ctx, topic, parts)
+		if err != nil {
+			return err
+		}
+		s.copier.add(topic, offsets)
+	}
+	return nil
 }

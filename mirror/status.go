@@ -72,6 +72,10 @@ func ReadStatus(ctx context.Context, cfg Config) (ClusterStatus, error) {
 			return out, err
 		}
 	}
+	recorded, err := readStatuses(ctx, cfg)
+	if err != nil {
+		return out, err
+	}
 	var selected []string
 	for _, name := range topics.Names() {
 		if why := pol.topicSkip(name, nil); why != "" {
@@ -106,6 +110,9 @@ func ReadStatus(ctx context.Context, cfg Config) (ClusterStatus, error) {
 			}
 			if !known {
 				ps.State = "not started"
+			}
+			if pr, ok := recorded[topicPartition{o.Topic, o.Partition}]; ok {
+				pr.apply(&ps)
 			}
 			if promoted[target] {
 				ps.State = StatePromoted

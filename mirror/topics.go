@@ -62,6 +62,15 @@ func (s *session) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mirror: list target topics: %w", err)
 	}
+	var existing []string
+	for _, name := range selected {
+		if dst, ok := dstTopics[s.m.pol.TargetTopic(name)]; ok && dst.Err == nil {
+			existing = append(existing, dst.Topic)
+		}
+	}
+	if err := s.loadTopicLimits(rctx, existing); err != nil {
+		return err
+	}
 	var configs map[string]map[string]*string
 	if s.cfg.Topics.SyncConfigs {
 		configs = s.sourceConfigs(rctx, selected)
@@ -94,6 +103,9 @@ func (s *session) refresh(ctx context.Context) error {
 				return err
 			}
 			if err := s.createTopic(rctx, target, n, s.newTopicConfigs(configs[name])); err != nil {
+				return err
+			}
+			if err := s.loadTopicLimits(rctx, []string{target}); err != nil {
 				return err
 			}
 		case int32(len(dst.Partitions)) < n:
@@ -251,9 +263,11 @@ func (s *session) sourceConfigs(ctx context.Context, topics []string) map[string
 }
 
 // syncConfigs sets on a target topic the source configs it lacks or holds
-// with another value.
+// with another value, and deletes the target's overrides of synced configs
+// that the source no longer overrides (want nil: the source's configs are
+// unknown, nothing is changed).
 func (s *session) syncConfigs(ctx context.Context, target string, want map[string]*string) {
-	if len(want) == 0 {
+	if want == nil {
 		return
 	}
 	rcs, err := s.dstAdm.DescribeTopicConfigs(ctx, target)
@@ -262,14 +276,22 @@ func (s *session) syncConfigs(ctx context.Context, target string, want map[strin
 		return
 	}
 	have := map[string]string{}
+	var alter []kadm.AlterConfig
 	for _, rc := range rcs {
+		if rc.Err != nil {
+			s.m.log.Warn("describe target topic configs", "topic", target, "err", rc.Err)
+			return
+		}
 		for _, c := range rc.Configs {
 			if c.Value != nil {
 				have[c.Key] = *c.Value
 			}
+			if _, kept := want[c.Key]; !kept && c.Source == kmsg.ConfigSourceDynamicTopicConfig && !c.Sensitive &&
+				configSynced(s.cfg.Mirror.Mode, c.Key) {
+				alter = append(alter, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: c.Key})
+			}
 		}
 	}
-	var alter []kadm.AlterConfig
 	for k, v := range want {
 		if v == nil {
 			continue

@@ -87,8 +87,8 @@ func TestMirrorSourceGap(t *testing.T) {
 				return
 			}
 			ps, _ := partitionStatus(m, "orders", 0)
-			if ps.State != mirror.StateStopped {
-				t.Fatalf("state = %q, want %q", ps.State, mirror.StateStopped)
+			if ps.State != mirror.StateFailing {
+				t.Fatalf("state = %q, want %q", ps.State, mirror.StateFailing)
 			}
 			if ends := endOffsets(t, west.Addr, "east.orders"); ends[0] != tt.end {
 				t.Fatalf("target end = %d after a stopped gap, want 100", ends[0])

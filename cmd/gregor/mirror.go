@@ -234,12 +234,29 @@ func printMirrorStatus(w io.Writer, st mirror.ClusterStatus) {
 		fmt.Fprintf(w, "last heartbeat: %s\n", st.LastHeartbeat.UTC().Format(time.RFC3339))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tTARGET\tPOSITION\tSOURCE END\tLAG\tSTATE")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tTARGET\tPOSITION\tSOURCE END\tLAG\tSTATE\tLAST WRITE")
 	for _, p := range st.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Topic, p.Partition, p.TargetTopic, p.Position, p.SourceEnd, p.Lag, p.State)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\n", p.Topic, p.Partition, p.TargetTopic, p.Position, p.SourceEnd, p.Lag, p.State,
+			timeOrDash(p.LastWrite))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "total lag: %d\n", st.Lag())
+	for _, p := range st.Partitions {
+		switch {
+		case p.State == mirror.StateFailing:
+			retry := "not retried: the error recurs until its cause is fixed"
+			if !p.RetryAt.IsZero() {
+				retry = "retry at " + timeOrDash(p.RetryAt)
+			}
+			fmt.Fprintf(w, "FAILING %s[%d] since %s (%d failures, %s): %s\n", p.Topic, p.Partition, timeOrDash(p.FailedAt),
+				p.Failures, retry, p.Error)
+		case p.Error != "":
+			fmt.Fprintf(w, "reported %s[%d]: %s\n", p.Topic, p.Partition, p.Error)
+		}
+		if p.TooLarge > 0 {
+			fmt.Fprintf(w, "skipped %s[%d]: %d records larger than the target accepts\n", p.Topic, p.Partition, p.TooLarge)
+		}
+	}
 	if len(st.Promoted) > 0 {
 		fmt.Fprintf(w, "promoted: %v\n", st.Promoted)
 	}
@@ -251,6 +268,14 @@ func printMirrorStatus(w io.Writer, st mirror.ClusterStatus) {
 	for _, t := range names {
 		fmt.Fprintf(w, "not mirrored: %s (%s)\n", t, st.Skipped[t])
 	}
+}
+
+// timeOrDash is t in RFC 3339 (UTC), or "-" when zero.
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func newMirrorPromoteCmd() *cobra.Command {

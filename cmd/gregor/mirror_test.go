@@ -42,7 +42,10 @@ func TestPrintMirrorStatus(t *testing.T) {
 		Status: mirror.Status{Name: "east->west", Mode: "copy", Skipped: map[string]string{"__consumer_offsets": "internal topic"},
 			Partitions: []mirror.PartitionStatus{
 				{Topic: "orders", Partition: 0, TargetTopic: "east.orders", Position: 90, SourceEnd: 100, Lag: 10, State: "mirroring"},
-				{Topic: "orders", Partition: 1, TargetTopic: "east.orders", Position: 5, SourceEnd: 5, State: "mirroring"},
+				{Topic: "orders", Partition: 1, TargetTopic: "east.orders", Position: 5, SourceEnd: 5, State: "failing",
+					Error: "mirror: write orders[1]: TOPIC_AUTHORIZATION_FAILED", Failures: 3,
+					FailedAt: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), RetryAt: time.Date(2026, 1, 2, 3, 4, 8, 0, time.UTC),
+					LastWrite: time.Date(2026, 1, 2, 3, 3, 59, 0, time.UTC)},
 			}},
 		LastHeartbeat: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Promoted:      []string{"east.audit"},
@@ -50,7 +53,8 @@ func TestPrintMirrorStatus(t *testing.T) {
 	var out bytes.Buffer
 	printMirrorStatus(&out, st)
 	for _, want := range []string{"mirror east->west (copy mode)", "last heartbeat: 2026-01-02T03:04:05Z",
-		"east.orders", "total lag: 10", "promoted: [east.audit]", "not mirrored: __consumer_offsets (internal topic)"} {
+		"east.orders", "total lag: 10", "promoted: [east.audit]", "not mirrored: __consumer_offsets (internal topic)", "2026-01-02T03:03:59Z",
+		"FAILING orders[1] since 2026-01-02T03:04:00Z (3 failures, retry at 2026-01-02T03:04:08Z): mirror: write orders[1]: TOPIC_AUTHORIZATION_FAILED"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -113,6 +113,21 @@ type mirrorPartitionView struct {
 	Lag         int64  `json:"lag"`
 	State       string `json:"state"`
 	Error       string `json:"error,omitempty"`
+	// FailedAt, RetryAt and LastWrite are RFC 3339, omitted when unknown.
+	FailedAt  *string `json:"failed_at,omitempty"`
+	RetryAt   *string `json:"retry_at,omitempty"`
+	Failures  int     `json:"failures,omitempty"`
+	LastWrite *string `json:"last_write,omitempty"`
+	TooLarge  int64   `json:"records_too_large,omitempty"`
+}
+
+// rfc3339 is t in RFC 3339 (UTC), nil when zero.
+func rfc3339(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
 }
 
 type mirrorSkippedView struct {
@@ -129,7 +144,9 @@ func mirrorStatusView(st mirror.ClusterStatus) mirrorView {
 	}
 	for _, p := range st.Partitions {
 		v.Partitions = append(v.Partitions, mirrorPartitionView{Topic: p.Topic, Partition: p.Partition, TargetTopic: p.TargetTopic,
-			Position: p.Position, SourceEnd: p.SourceEnd, Lag: p.Lag, State: p.State, Error: p.Error})
+			Position: p.Position, SourceEnd: p.SourceEnd, Lag: p.Lag, State: p.State, Error: p.Error,
+			FailedAt: rfc3339(p.FailedAt), RetryAt: rfc3339(p.RetryAt), Failures: p.Failures, LastWrite: rfc3339(p.LastWrite),
+			TooLarge: p.TooLarge})
 	}
 	v.Promoted = append(v.Promoted, st.Promoted...)
 	for t, why := range st.Skipped {

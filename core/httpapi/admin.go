@@ -241,19 +241,28 @@ type ExtensionStats struct {
 
 // MirrorLink is one mirror link and how far behind its source it is.
 type MirrorLink struct {
-	Name          string      `json:"name"`
-	Source        string      `json:"source"`
-	State         string      `json:"state"`
-	Topics        []string    `json:"topics"`
-	LagRecords    int64       `json:"lag_records"`
-	RecordAgeMs   int64       `json:"record_age_ms"`
-	LastError     string      `json:"last_error,omitempty"`
-	PartitionLags []MirrorLag `json:"partitions,omitempty"`
+	Name        string   `json:"name"`
+	Source      string   `json:"source"`
+	State       string   `json:"state"`
+	Topics      []string `json:"topics"`
+	LagRecords  int64    `json:"lag_records"`
+	RecordAgeMs int64    `json:"record_age_ms"`
+	LastError   string   `json:"last_error,omitempty"`
+	// FailingPartitions counts partitions a persistent error stopped.
+	FailingPartitions int         `json:"failing_partitions"`
+	PartitionLags     []MirrorLag `json:"partitions,omitempty"`
 }
 
-// MirrorLag is one mirrored partition's lag.
+// MirrorLag is one mirrored partition's lag and state. Times are RFC 3339,
+// omitted when unknown.
 type MirrorLag struct {
 	Topic      string `json:"topic"`
 	Partition  int32  `json:"partition"`
 	LagRecords int64  `json:"lag_records"`
+	State      string `json:"state,omitempty"`
+	Error      string `json:"error,omitempty"`
+	FailedAt   string `json:"failed_at,omitempty"`
+	RetryAt    string `json:"retry_at,omitempty"`
+	LastWrite  string `json:"last_write,omitempty"`
+	TooLarge   int64  `json:"records_too_large,omitempty"`
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -14,7 +15,7 @@ import (
 const (
 	linkStarting = "starting" // no partition discovered yet
 	linkRunning  = "running"  // every partition mirroring or caught up
-	linkDegraded = "degraded" // some partitions stopped with an error
+	linkDegraded = "degraded" // some partitions failing
 	linkPromoted = "promoted" // every partition promoted on the target
 )
 
@@ -61,14 +62,15 @@ func linkFromStatus(st mirror.Status) httpapi.MirrorLink {
 		}
 		link.LagRecords += p.Lag
 		link.PartitionLags = append(link.PartitionLags, httpapi.MirrorLag{Topic: p.Topic, Partition: p.Partition,
-			LagRecords: p.Lag})
-		switch {
-		case p.Error != "":
+			LagRecords: p.Lag, State: p.State, Error: p.Error, FailedAt: rfc3339(p.FailedAt), RetryAt: rfc3339(p.RetryAt),
+			LastWrite: rfc3339(p.LastWrite), TooLarge: p.TooLarge})
+		if p.Error != "" && link.LastError == "" {
+			link.LastError = p.Topic + ": " + p.Error
+		}
+		switch p.State {
+		case mirror.StateFailing:
 			failed++
-			if link.LastError == "" {
-				link.LastError = p.Topic + ": " + p.Error
-			}
-		case p.State == mirror.StatePromoted:
+		case mirror.StatePromoted:
 			promoted++
 		}
 	}
@@ -80,6 +82,7 @@ func linkFromStatus(st mirror.Status) httpapi.MirrorLink {
 		}
 		return a.Partition < b.Partition
 	})
+	link.FailingPartitions = failed
 	switch n := len(st.Partitions); {
 	case failed > 0:
 		link.State = linkDegraded
@@ -91,6 +94,14 @@ func linkFromStatus(st mirror.Status) httpapi.MirrorLink {
 		link.State = linkRunning
 	}
 	return link
+}
+
+// rfc3339 is t in RFC 3339 (UTC), "" when zero.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // recordAges reads gregor_mirror_record_age_seconds and returns, per

@@ -3,6 +3,7 @@ package server
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,16 +24,24 @@ func TestLinkFromStatus(t *testing.T) {
 			{Topic: "a", Partition: 0, Lag: 0, State: mirror.StateMirroring},
 			{Topic: "b", Partition: 0, Lag: 4, State: mirror.StateResuming},
 		}}, httpapi.MirrorLink{Name: "m", Source: "east", State: linkRunning, Topics: []string{"a", "b"}, LagRecords: 7,
-			PartitionLags: []httpapi.MirrorLag{lag("a", 0, 0), lag("b", 0, 4), lag("b", 1, 3)}}},
+			PartitionLags: []httpapi.MirrorLag{lag("a", 0, 0, mirror.StateMirroring), lag("b", 0, 4, mirror.StateResuming),
+				lag("b", 1, 3, mirror.StateMirroring)}}},
 		{"a failed partition", mirror.Status{Name: "m", Source: "east", Partitions: []mirror.PartitionStatus{
-			{Topic: "a", Partition: 0, Lag: 2, State: mirror.StateStopped, Error: "source gap"},
+			{Topic: "a", Partition: 0, Lag: 2, State: mirror.StateFailing, Error: "source gap",
+				FailedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
 			{Topic: "a", Partition: 1, State: mirror.StateMirroring},
 		}}, httpapi.MirrorLink{Name: "m", Source: "east", State: linkDegraded, Topics: []string{"a"}, LagRecords: 2,
-			LastError: "a: source gap", PartitionLags: []httpapi.MirrorLag{lag("a", 0, 2), lag("a", 1, 0)}}},
+			LastError: "a: source gap", FailingPartitions: 1, PartitionLags: []httpapi.MirrorLag{
+				{Topic: "a", Partition: 0, LagRecords: 2, State: mirror.StateFailing, Error: "source gap", FailedAt: "2026-01-02T03:04:05Z"},
+				lag("a", 1, 0, mirror.StateMirroring)}}},
+		{"a reported loss is not failing", mirror.Status{Name: "m", Source: "east", Partitions: []mirror.PartitionStatus{
+			{Topic: "a", Partition: 0, State: mirror.StateMirroring, Error: "skipped", TooLarge: 1},
+		}}, httpapi.MirrorLink{Name: "m", Source: "east", State: linkRunning, Topics: []string{"a"}, LastError: "a: skipped",
+			PartitionLags: []httpapi.MirrorLag{{Topic: "a", Partition: 0, State: mirror.StateMirroring, Error: "skipped", TooLarge: 1}}}},
 		{"session error kept", mirror.Status{Name: "m", Source: "east", LastError: "dial", Partitions: []mirror.PartitionStatus{
 			{Topic: "a", Partition: 0, State: mirror.StatePromoted},
 		}}, httpapi.MirrorLink{Name: "m", Source: "east", State: linkPromoted, Topics: []string{"a"}, LastError: "dial",
-			PartitionLags: []httpapi.MirrorLag{lag("a", 0, 0)}}},
+			PartitionLags: []httpapi.MirrorLag{lag("a", 0, 0, mirror.StatePromoted)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := linkFromStatus(tc.st); !reflect.DeepEqual(got, tc.want) {
@@ -42,8 +51,8 @@ func TestLinkFromStatus(t *testing.T) {
 	}
 }
 
-func lag(topic string, p int32, n int64) httpapi.MirrorLag {
-	return httpapi.MirrorLag{Topic: topic, Partition: p, LagRecords: n}
+func lag(topic string, p int32, n int64, state string) httpapi.MirrorLag {
+	return httpapi.MirrorLag{Topic: topic, Partition: p, LagRecords: n, State: state}
 }
 
 func TestRecordAges(t *testing.T) {

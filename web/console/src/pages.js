@@ -118,10 +118,35 @@ export async function mirrors() {
     table([
       { title: 'Link', cell: l => l.name },
       { title: 'Source', cell: l => l.source },
-      { title: 'State', cell: l => badge(l.state, l.state === 'running' ? 'ok' : 'warn') },
+      { title: 'State', cell: l => badge(l.state, l.state === 'running' ? 'ok' : l.state === 'degraded' ? 'bad' : 'warn') },
       { title: 'Topics', cell: l => l.topics.join(', ') },
       { title: 'Lag (records)', cell: l => num(l.lag_records), class: 'n' },
       { title: 'Record age', cell: l => (l.record_age_ms / 1000).toFixed(1) + ' s', class: 'n' },
+      { title: 'Failing', cell: l => l.failing_partitions ? badge(num(l.failing_partitions), 'bad') : '0', class: 'n' },
       { title: 'Last error', cell: l => l.last_error || '–' },
-    ], m.links, { 'data-testid': 'mirrors', 'data-empty': 'No mirror links.' }));
+    ], m.links, { 'data-testid': 'mirrors', 'data-empty': 'No mirror links.' }),
+    mirrorProblems(m.links));
+}
+
+// mirrorProblems lists the partitions that are failing or reported a loss,
+// with when they last wrote and when they are retried.
+function mirrorProblems(links) {
+  const rows = [];
+  for (const l of links || []) {
+    for (const p of l.partitions || []) {
+      if (p.state === 'failing' || p.error) rows.push({ link: l.name, ...p });
+    }
+  }
+  if (!rows.length) return null;
+  return h('section', {}, h('h2', {}, 'Partitions needing attention'),
+    table([
+      { title: 'Link', cell: p => p.link },
+      { title: 'Partition', cell: p => p.topic + '[' + p.partition + ']' },
+      { title: 'State', cell: p => badge(p.state, p.state === 'failing' ? 'bad' : 'warn') },
+      { title: 'Failed at', cell: p => p.failed_at || '–' },
+      { title: 'Retry at', cell: p => p.retry_at || (p.state === 'failing' ? 'not retried' : '–') },
+      { title: 'Last write', cell: p => p.last_write || '–' },
+      { title: 'Too large', cell: p => num(p.records_too_large || 0), class: 'n' },
+      { title: 'Error', cell: p => p.error || '–' },
+    ], rows, { 'data-testid': 'mirror-problems' }));
 }
