@@ -272,9 +272,14 @@ type AppendResult struct {
 func (p *Partition) Append(records []byte) (AppendResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return AppendResult{}, ErrClosed
+	if err := p.fenceLocked(AnyEpoch); err != nil {
+		return AppendResult{}, err
 	}
+	return p.appendLocked(records)
+}
+
+// appendLocked is Append once the leadership was checked; the caller holds mu.
+func (p *Partition) appendLocked(records []byte) (AppendResult, error) {
 	cfg := p.cfg
 	headers, err := p.validate(records, cfg)
 	if err != nil {
