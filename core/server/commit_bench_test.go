@@ -30,8 +30,13 @@ func BenchmarkOffsetCommit(b *testing.B) {
 			}
 			defer cl.Close()
 			adm := kadm.NewClient(cl)
-			if _, err := adm.CreateTopic(ctx, 1, int16(n), nil, "bench"); err != nil {
-				b.Fatal(err)
+			// Until every node has registered.
+			deadline := time.Now().Add(2 * time.Minute)
+			for _, err := adm.CreateTopic(ctx, 1, int16(n), nil, "bench"); err != nil; _, err = adm.CreateTopic(ctx, 1, int16(n), nil, "bench") {
+				if time.Now().After(deadline) {
+					b.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
 			commit := func(off int64) error {
 				req := kmsg.NewPtrOffsetCommitRequest()
@@ -52,7 +57,7 @@ func BenchmarkOffsetCommit(b *testing.B) {
 				return nil
 			}
 			// Until the coordinator exists, is loaded and replicated.
-			deadline := time.Now().Add(2 * time.Minute)
+			deadline = time.Now().Add(2 * time.Minute)
 			for err := commit(0); err != nil; err = commit(0) {
 				if time.Now().After(deadline) {
 					b.Fatalf("no coordinator: %v", err)
