@@ -47,7 +47,7 @@ func rawProduce(t *testing.T, ctx context.Context, cl *kgo.Broker, topic string,
 		t.Fatal(err)
 	}
 	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = 1, 10000
+	req.Acks, req.TimeoutMillis = 1, 10000 // kgo sends its client's acks
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic, rt.TopicID = topic, id
 	rp := kmsg.NewProduceRequestTopicPartition()
@@ -113,7 +113,10 @@ func TestProduceRacingLeaderChange(t *testing.T) {
 		return nil
 	})
 	leader := nodes[pm.Leader]
-	lcl, err := kgo.NewClient(kgo.SeedBrokers(leader.KafkaAddr()))
+	// acks=1: the client's setting is what goes on the wire; an
+	// acks=all produce would fail in its ISR wait even when appended.
+	acks1 := []kgo.Opt{kgo.SeedBrokers(leader.KafkaAddr()), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}
+	lcl, err := kgo.NewClient(acks1...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ func TestProduceRacingLeaderChange(t *testing.T) {
 	lb := lcl.Broker(int(pm.Leader))
 	// Probes go on a connection of their own: a connection's answers come
 	// in order, and the raced produce holds its connection.
-	pcl, err := kgo.NewClient(kgo.SeedBrokers(leader.KafkaAddr()))
+	pcl, err := kgo.NewClient(acks1...)
 	if err != nil {
 		t.Fatal(err)
 	}
