@@ -43,19 +43,22 @@ func (s *shard) appendCommitted(b []byte) error {
 // coordinator does: a partition this broker no longer leads (or cannot
 // write) is NOT_COORDINATOR, a write the ISR did not take in time is
 // COORDINATOR_NOT_AVAILABLE, a batch too large INVALID_COMMIT_OFFSET_SIZE.
+//
+// The partition's error is kept as text only: the protocol edge must find
+// the coordinator's error, not the partition's, in the chain.
 func (s *shard) writeError(err error) error {
 	switch {
 	case errors.Is(err, partition.ErrNotLeader), errors.Is(err, partition.ErrClosed), errors.Is(err, partition.ErrStorage):
-		return fmt.Errorf("%w: partition %d: %w", ErrNotCoordinator, s.index, err)
+		return fmt.Errorf("%w: partition %d: %v", ErrNotCoordinator, s.index, err)
 	case errors.Is(err, partition.ErrNotEnoughReplicas), errors.Is(err, partition.ErrNotEnoughReplicasAfterAppend),
 		errors.Is(err, partition.ErrReplicationTimeout):
-		return fmt.Errorf("%w: partition %d: %w", ErrCoordinatorNotAvailable, s.index, err)
+		return fmt.Errorf("%w: partition %d: %v", ErrCoordinatorNotAvailable, s.index, err)
 	case errors.Is(err, partition.ErrMessageTooLarge):
-		return fmt.Errorf("%w: partition %d: %w", ErrInvalidCommitOffsetSize, s.index, err)
+		return fmt.Errorf("%w: partition %d: %v", ErrInvalidCommitOffsetSize, s.index, err)
 	case errors.Is(err, partition.ErrInvalidProducerEpoch):
-		return fmt.Errorf("%w: %w", ErrProducerFenced, err)
+		return fmt.Errorf("%w: %v", ErrProducerFenced, err)
 	}
-	return fmt.Errorf("%w: partition %d: %w", ErrStorage, s.index, err)
+	return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
 }
 
 // loadEnd waits until everything in the partition's log when this broker

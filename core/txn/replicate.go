@@ -45,18 +45,21 @@ func (s *shard) appendCommitted(b []byte, timeout time.Duration) error {
 // KAFKA_STORAGE_ERROR become NOT_COORDINATOR; NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
 // and REQUEST_TIMED_OUT COORDINATOR_NOT_AVAILABLE; MESSAGE_TOO_LARGE
 // UNKNOWN_SERVER_ERROR.
+//
+// The partition's error is kept as text only: the protocol edge must find
+// the coordinator's error, not the partition's, in the chain.
 func (s *shard) writeError(err error) error {
 	switch {
 	case errors.Is(err, partition.ErrNotLeader), errors.Is(err, partition.ErrClosed), errors.Is(err, partition.ErrStorage):
-		return fmt.Errorf("%w: partition %d: %w", ErrNotCoordinator, s.index, err)
+		return fmt.Errorf("%w: partition %d: %v", ErrNotCoordinator, s.index, err)
 	case errors.Is(err, partition.ErrNotEnoughReplicas), errors.Is(err, partition.ErrNotEnoughReplicasAfterAppend),
 		errors.Is(err, partition.ErrReplicationTimeout):
-		return fmt.Errorf("%w: partition %d: %w", ErrCoordinatorNotAvailable, s.index, err)
+		return fmt.Errorf("%w: partition %d: %v", ErrCoordinatorNotAvailable, s.index, err)
 	case errors.Is(err, partition.ErrMessageTooLarge):
 		// Not wrapped: the protocol edge answers UNKNOWN_SERVER_ERROR.
 		return fmt.Errorf("txn: partition %d: state record too large: %v", s.index, err)
 	}
-	return fmt.Errorf("%w: partition %d: %w", ErrStorage, s.index, err)
+	return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
 }
 
 // loadEnd waits until everything in the partition's log when this broker
