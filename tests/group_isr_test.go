@@ -131,3 +131,76 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 		t.Fatalf("OffsetFetch after a replicated commit: %d, %v; want 43", got, err)
 	}
 }
+
+// isrInitProducerID sends InitProducerId for txnID straight to broker id.
+func isrInitProducerID(ctx context.Context, cl *kgo.Client, id int32, txnID string) (int16, error) {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID = &txnID
+	req.TransactionTimeoutMillis = 5000
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	resp, err := cl.Broker(int(id)).Request(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	return resp.(*kmsg.InitProducerIDResponse).ErrorCode, nil
+}
+
+// TestTxnStateWaitsForISR: a __transaction_state transition the
+// coordinator's followers cannot fetch is not acknowledged:
+// InitProducerId answers COORDINATOR_NOT_AVAILABLE once the transaction
+// timeout passed, and succeeds again once the followers are back.
+func TestTxnStateWaitsForISR(t *testing.T) {
+	c := startChildCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cl := c.client()
+	const txnID = "isr-txn"
+	var coord int32
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorType = txnID, 1
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil && resp.ErrorCode == 0 {
+			coord = resp.NodeID
+			if code, err := isrInitProducerID(ctx, cl, coord, txnID); err == nil && code == 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no transaction coordinator answered InitProducerId: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.waitMetadata("__transaction_state fully in sync", 60*time.Second, func(md kadm.Metadata) bool {
+		return fullISR(md, "__transaction_state", len(md.Topics["__transaction_state"].Partitions))
+	})
+	for id := range c.nodes {
+		if id != coord {
+			c.pause(id)
+		}
+	}
+	start := time.Now()
+	code, err := isrInitProducerID(ctx, cl, coord, txnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("InitProducerId with both followers stopped answered %v after %v, want COORDINATOR_NOT_AVAILABLE",
+			kerr.ErrorForCode(code), time.Since(start))
+	}
+	for id := range c.nodes {
+		c.resume(id)
+	}
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		code, err := isrInitProducerID(ctx, cl, coord, txnID)
+		if err == nil && code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("InitProducerId after the followers came back: %v %v", kerr.ErrorForCode(code), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
