@@ -29,6 +29,9 @@ type Config struct {
 	// WriteTimeout bounds the wait of a write for the ISR;
 	// DefaultWriteTimeout when zero.
 	WriteTimeout time.Duration
+	// Sync makes every write durable on the leader's disk before it
+	// succeeds (log.durability = fsync), flushed while the ISR catches up.
+	Sync bool
 }
 
 // ConfigFrom turns the broker's group settings into a Config.

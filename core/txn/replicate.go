@@ -27,15 +27,24 @@ func (s *shard) appendCommitted(b []byte, timeout time.Duration) error {
 	if err != nil {
 		return s.writeError(err)
 	}
+	// The leader's fsync runs while the followers fetch.
+	var synced chan error
 	if s.c.cfg.Sync {
-		if err := s.p.Sync(); err != nil {
-			return s.writeError(err)
-		}
+		synced = make(chan error, 1)
+		go func() { synced <- s.p.Sync() }()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, minWriteTimeout))
 	defer cancel()
 	if err := s.p.WaitReplicated(ctx, s.epoch, res.LastOffset+1); err != nil {
+		if synced != nil {
+			<-synced
+		}
 		return s.writeError(err)
+	}
+	if synced != nil {
+		if err := <-synced; err != nil {
+			return s.writeError(err)
+		}
 	}
 	return nil
 }
