@@ -75,8 +75,11 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					fail(kerr.UnknownTopicOrPartition.Code, nil)
 					break
 				}
-				if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-					fail(kerr.NotLeaderForPartition.Code, nil)
+				// The epoch the request is admitted in: the append checks it
+				// again under the partition's lock.
+				epoch, err := b.admit(p)
+				if err != nil {
+					fail(kerr.NotLeaderForPartition.Code, err)
 					break
 				}
 				if code, err := checkMirrorLink(im, name, link, isLink); code != 0 {
@@ -93,17 +96,11 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 						break
 					}
 				}
-				if acks == -1 {
-					if err := p.CheckMinISR(); err != nil {
-						fail(kerr.NotEnoughReplicas.Code, err)
-						break
-					}
-				}
-				appendFn := p.Append
+				appendFn := p.AppendInEpoch
 				if isLink {
-					appendFn = p.AppendAt // at the source's offsets
+					appendFn = p.AppendAtInEpoch // at the source's offsets
 				}
-				res, err := appendFn(rp.Records)
+				res, err := appendFn(epoch, rp.Records, acks == -1)
 				if err != nil {
 					code := errCode(err)
 					if r.Version >= 3 && errors.Is(err, partition.ErrUnsupportedForMagic) {
@@ -119,7 +116,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					synced = append(synced, p)
 				}
 				if acks == -1 {
-					waits = append(waits, ackWait{p: p, offset: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
+					waits = append(waits, ackWait{p: p, epoch: epoch, offset: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -187,4 +184,13 @@ const adminClientID = "__admin_client"
 func isInternal(im *controller.Image, topic string) bool {
 	t, ok := im.Topic(topic)
 	return ok && t.Internal
+}
+
+// admit returns the leader epoch a produce to p is admitted in, or
+// partition.ErrNotLeader when this broker does not lead p.
+func (b *Broker) admit(p *partition.Partition) (int32, error) {
+	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
+		return 0, fmt.Errorf("api: %s-%d: %w (led by broker %d)", p.Topic, p.Index, partition.ErrNotLeader, leader)
+	}
+	return p.Admit()
 }

@@ -36,6 +36,8 @@ var errMap = []struct {
 	{partition.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{partition.ErrNotLeader, kerr.NotLeaderForPartition},
 	{partition.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{partition.ErrNotEnoughReplicasAfterAppend, kerr.NotEnoughReplicasAfterAppend},
+	{partition.ErrReplicationTimeout, kerr.RequestTimedOut},
 	{partition.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
 	{partition.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 	{partition.ErrNotEnoughReplicas, kerr.NotEnoughReplicas},

@@ -43,6 +43,7 @@ func init() {
 		mapping{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
 		mapping{group.ErrInvalidRequest, kerr.InvalidRequest},
 		mapping{group.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition},
+		mapping{group.ErrInvalidCommitOffsetSize, kerr.InvalidCommitOffsetSize},
 		// Kafka answers a failed __consumer_offsets append with
 		// COORDINATOR_NOT_AVAILABLE: the client finds the coordinator again.
 		mapping{group.ErrStorage, kerr.CoordinatorNotAvailable},

@@ -7,7 +7,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/partition"
-	"github.com/gregorbroker/gregor/core/replication"
 )
 
 // ackWait is one partition of an acks=all produce waiting for its batch to
@@ -15,6 +14,7 @@ import (
 // its answer in the response.
 type ackWait struct {
 	p           *partition.Partition
+	epoch       int32 // the leader epoch the batch was appended in
 	offset      int64
 	topic, part int
 }
@@ -24,7 +24,7 @@ type ackWait struct {
 func settleAcks(resp *kmsg.ProduceResponse, waits []ackWait) []ackWait {
 	rest := waits[:0]
 	for _, w := range waits {
-		done, err := w.p.Replicated(w.offset)
+		done, err := w.p.ReplicatedInEpoch(w.epoch, w.offset)
 		if !done {
 			rest = append(rest, w)
 			continue
@@ -40,7 +40,7 @@ func (b *Broker) awaitAcks(resp *kmsg.ProduceResponse, waits []ackWait, timeoutM
 	ctx, cancel := b.ctx(timeoutMs)
 	defer cancel()
 	for _, w := range waits {
-		setAckError(resp, w, replication.WaitReplicated(ctx, w.p, w.offset))
+		setAckError(resp, w, w.p.WaitReplicated(ctx, w.epoch, w.offset))
 	}
 }
 
@@ -58,7 +58,7 @@ func setAckError(resp *kmsg.ProduceResponse, w ackWait, err error) {
 		sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
 	case errors.Is(err, partition.ErrNotLeader):
 		sp.ErrorCode, sp.BaseOffset = kerr.NotLeaderForPartition.Code, -1
-	case errors.Is(err, replication.ErrTimeout):
+	case errors.Is(err, partition.ErrReplicationTimeout):
 		sp.ErrorCode, sp.BaseOffset = kerr.RequestTimedOut.Code, -1
 	default:
 		sp.ErrorCode, sp.BaseOffset = errCode(err), -1

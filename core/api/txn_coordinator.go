@@ -108,10 +108,9 @@ func (b *Broker) writeLocalTxnMarker(tp txn.TopicPartition, m partition.TxnMarke
 	if !ok {
 		return fmt.Errorf("api: %s-%d is not hosted here", tp.Topic, tp.Partition)
 	}
-	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-		return fmt.Errorf("api: %s-%d: %w (led by broker %d)", tp.Topic, tp.Partition, partition.ErrNotLeader, leader)
-	}
-	if _, err := p.WriteTxnMarker(m); err != nil {
+	ctx, cancel := b.ctx(int32(peerMarkerTimeout / time.Millisecond))
+	defer cancel()
+	if err := b.appendMarker(ctx, p, m); err != nil {
 		if errors.Is(err, partition.ErrInvalidProducerEpoch) || errors.Is(err, partition.ErrCoordinatorFenced) {
 			// A newer epoch already closed this producer's transaction here.
 			b.Logger.Warn("transaction marker refused", "topic", tp.Topic, "partition", tp.Partition,
@@ -120,13 +119,37 @@ func (b *Broker) writeLocalTxnMarker(tp txn.TopicPartition, m partition.TxnMarke
 		}
 		return err
 	}
-	if tp.Topic == group.OffsetsTopic && b.Groups != nil {
-		b.Groups.CompleteTxn(tp.Partition, m.ProducerID, m.Commit)
+	return nil
+}
+
+// peerMarkerTimeout bounds the ISR wait of a marker the coordinator writes
+// here; the coordinator retries a marker that timed out.
+const peerMarkerTimeout = 5 * time.Second
+
+// appendMarker writes a marker to a partition this broker leads as an
+// acks=-1 write (Kafka's markers are): fenced by the leader epoch it was
+// admitted in, with min.insync.replicas checked, and done only once the
+// high watermark passed it. Transactional offsets on __consumer_offsets
+// become visible then, not before.
+func (b *Broker) appendMarker(ctx context.Context, p *partition.Partition, m partition.TxnMarker) error {
+	epoch, err := b.admit(p)
+	if err != nil {
+		return err
+	}
+	off, err := p.WriteTxnMarkerInEpoch(epoch, m)
+	if err != nil {
+		return err
 	}
 	if b.Config.Log.Durability == config.DurabilityFsync {
 		if err := p.Sync(); err != nil {
 			return err
 		}
+	}
+	if err := p.WaitReplicated(ctx, epoch, off+1); err != nil {
+		return err
+	}
+	if p.Topic == group.OffsetsTopic && b.Groups != nil {
+		b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit)
 	}
 	return nil
 }

@@ -26,6 +26,12 @@ type Config struct {
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
 	ConsumerAssignors         []string
+	// WriteTimeout bounds the wait of a write for the ISR;
+	// DefaultWriteTimeout when zero.
+	WriteTimeout time.Duration
+	// Sync makes every write durable on the leader's disk before it
+	// succeeds (log.durability = fsync), flushed while the ISR catches up.
+	Sync bool
 }
 
 // ConfigFrom turns the broker's group settings into a Config.
@@ -91,6 +97,9 @@ func New(cfg Config, opts Options) *Coordinator {
 	}
 	if opts.Topics == nil {
 		opts.Topics = func() map[string]TopicInfo { return nil }
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.MaxGroupSize <= 0 {
 		cfg.MaxGroupSize = 1<<31 - 1

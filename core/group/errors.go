@@ -27,6 +27,9 @@ var (
 	ErrUnsupportedAssignor       = errors.New("group: unsupported assignor")
 	ErrInvalidRequest            = errors.New("group: invalid request")
 	ErrUnknownTopicOrPartition   = errors.New("group: unknown topic or partition")
+	// ErrInvalidCommitOffsetSize is a write too large for
+	// __consumer_offsets (INVALID_COMMIT_OFFSET_SIZE).
+	ErrInvalidCommitOffsetSize = errors.New("group: the commit is too large for __consumer_offsets")
 	// ErrStorage means a record could not be written to __consumer_offsets.
 	ErrStorage = errors.New("group: cannot write to __consumer_offsets")
 	// ErrCorrupt marks a __consumer_offsets record that cannot be decoded.

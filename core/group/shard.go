@@ -69,8 +69,9 @@ func (s *shard) now() time.Time { return s.c.clock.Now() }
 // group returns a group, or nil.
 func (s *shard) group(id string) *group { return s.groups[id] }
 
-// write appends records to the partition; the state may change only after
-// it succeeded. The caller holds mu.
+// write appends records to the partition and waits until they are
+// committed (replicate.go); the state may change only after it succeeded.
+// The caller holds mu.
 func (s *shard) write(recs []kv) error {
 	if len(recs) == 0 {
 		return nil
@@ -79,16 +80,7 @@ func (s *shard) write(recs []kv) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	if _, epoch := s.p.Leadership(); epoch != s.epoch {
-		return fmt.Errorf("%w: partition %d changed leadership", ErrNotCoordinator, s.index)
-	}
-	if _, err := s.p.Append(b); err != nil {
-		if errors.Is(err, partition.ErrNotLeader) || errors.Is(err, partition.ErrClosed) {
-			return fmt.Errorf("%w: %v", ErrNotCoordinator, err)
-		}
-		return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
-	}
-	return nil
+	return s.appendCommitted(b)
 }
 
 // Partition is the __consumer_offsets partition a group's writes go to, for
@@ -217,11 +209,17 @@ func (ls *loadState) apply(key, value []byte) error {
 	return nil
 }
 
-// replay reads the partition from its log start to its end.
-func (s *shard) replay() (*loadState, error) {
+// errLoadEnd stops a replay at the committed end.
+var errLoadEnd = errors.New("group: end of committed records")
+
+// replay reads the partition from its log start up to end.
+func (s *shard) replay(end int64) (*loadState, error) {
 	ls := newLoadState()
 	l := s.p.Log()
 	err := l.Scan(l.LogStartOffset(), func(h record.Header, batch []byte) error {
+		if h.BaseOffset >= end {
+			return errLoadEnd
+		}
 		if h.IsTransactional() {
 			return ls.applyTxnBatch(h, batch)
 		}
@@ -237,7 +235,7 @@ func (s *shard) replay() (*loadState, error) {
 			return nil
 		})
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errLoadEnd) {
 		return nil, fmt.Errorf("group: load %s-%d: %w", OffsetsTopic, s.index, err)
 	}
 	return ls, nil
@@ -249,7 +247,15 @@ func (s *shard) replay() (*loadState, error) {
 func (s *shard) load() {
 	defer close(s.loadedCh)
 	start := time.Now()
-	ls, err := s.replay()
+	end, ok := loadEnd(s.p, s.epoch, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.resigned
+	})
+	if !ok {
+		return
+	}
+	ls, err := s.replay(end)
 	if err != nil {
 		s.c.log.Error("cannot load group state", "partition", s.index, "err", err)
 		return

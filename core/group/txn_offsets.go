@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -148,21 +147,7 @@ func (c *Coordinator) UnstableOffsets(groupID string) map[TopicPartition]bool {
 }
 
 // appendRaw appends already encoded batches to the shard's partition.
-func (s *shard) appendRaw(b []byte) error {
-	if _, epoch := s.p.Leadership(); epoch != s.epoch {
-		return fmt.Errorf("%w: partition %d changed leadership", ErrNotCoordinator, s.index)
-	}
-	if _, err := s.p.AppendCoordinator(b); err != nil {
-		if errors.Is(err, partition.ErrNotLeader) || errors.Is(err, partition.ErrClosed) {
-			return fmt.Errorf("%w: %v", ErrNotCoordinator, err)
-		}
-		if errors.Is(err, partition.ErrInvalidProducerEpoch) {
-			return fmt.Errorf("%w: %v", ErrProducerFenced, err)
-		}
-		return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
-	}
-	return nil
-}
+func (s *shard) appendRaw(b []byte) error { return s.appendCommitted(b) }
 
 // applyTxnBatch replays a transactional batch while loading: offsets are
 // held per producer until its marker commits or aborts them.

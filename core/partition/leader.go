@@ -240,25 +240,7 @@ var ErrNotEnoughReplicasAfterAppend = errors.New("partition: not enough in-sync 
 func (p *Partition) Replicated(offset int64) (done bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return true, ErrClosed
-	}
-	// An offline log acknowledges nothing more, as Kafka completes the
-	// delayed produces of an offline partition with KAFKA_STORAGE_ERROR.
-	if err := p.log.Offline(); err != nil {
-		return true, fmt.Errorf("%w: %w", ErrStorage, err)
-	}
-	if !p.isLocal(p.leader) {
-		return true, fmt.Errorf("%w: %s-%d is now led by %d", ErrNotLeader, p.Topic, p.Index, p.leader)
-	}
-	if p.hw < offset {
-		return false, nil
-	}
-	if n := p.isrSizeLocked(); n < int(p.cfg.MinInsyncReplicas) {
-		return true, fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicasAfterAppend,
-			n, p.cfg.MinInsyncReplicas)
-	}
-	return true, nil
+	return p.replicatedLocked(AnyEpoch, offset)
 }
 
 // ReadReplica returns whole batches from offset up to the log end offset,

@@ -23,9 +23,15 @@ import (
 func (p *Partition) AppendAt(records []byte) (AppendResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return AppendResult{}, ErrClosed
+	if err := p.fenceLocked(AnyEpoch); err != nil {
+		return AppendResult{}, err
 	}
+	return p.appendAtLocked(records)
+}
+
+// appendAtLocked is AppendAt once the leadership was checked; the caller
+// holds mu.
+func (p *Partition) appendAtLocked(records []byte) (AppendResult, error) {
 	headers, err := p.validateAt(records)
 	if err != nil {
 		return AppendResult{}, err

@@ -300,9 +300,16 @@ func (p *Partition) Append(records []byte) (AppendResult, error) {
 func (p *Partition) appendFrom(records []byte, origin appendOrigin) (AppendResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return AppendResult{}, ErrClosed
+	if err := p.fenceLocked(AnyEpoch); err != nil {
+		return AppendResult{}, err
 	}
+	return p.appendLocked(records, origin)
+}
+
+// appendLocked is Append once the leadership was checked; the caller holds mu.
+// origin says whose write it is: a coordinator's write is checked by
+// producer epoch only (Kafka's AppendOrigin.COORDINATOR).
+func (p *Partition) appendLocked(records []byte, origin appendOrigin) (AppendResult, error) {
 	cfg := p.cfg
 	headers, err := p.validate(records, cfg)
 	if err != nil {

@@ -68,9 +68,15 @@ var errStopRecords = errors.New("partition: stop")
 func (p *Partition) WriteTxnMarker(m TxnMarker) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return -1, ErrClosed
+	if err := p.fenceLocked(AnyEpoch); err != nil {
+		return -1, err
 	}
+	return p.writeTxnMarkerLocked(m)
+}
+
+// writeTxnMarkerLocked is WriteTxnMarker once the leadership was checked;
+// the caller holds mu.
+func (p *Partition) writeTxnMarkerLocked(m TxnMarker) (int64, error) {
 	first := int64(-1)
 	if e, ok := p.producers.producers[m.ProducerID]; ok {
 		if m.ProducerEpoch < e.epoch {

@@ -19,9 +19,9 @@ func startTestCluster(t *testing.T, n int32, tune func(id int32, cfg *config.Con
 	return startTestClusterOpts(t, n, tune, nil)
 }
 
-// startTestClusterOpts is startTestCluster with each node's Options (a
-// test file system, say) adjusted by opts; its Logger is always set here.
-func startTestClusterOpts(t *testing.T, n int32, tune func(id int32, cfg *config.Config), opts func(id int32, o *Options)) map[int32]*Server {
+// startTestClusterOpts is startTestCluster with opts adding to each node's
+// Options (its logger is the cluster's).
+func startTestClusterOpts(t testing.TB, n int32, tune func(id int32, cfg *config.Config), opts func(id int32, o *Options)) map[int32]*Server {
 	t.Helper()
 	ctrl, dirs := map[int32]string{}, map[int32]string{}
 	var voters []string
@@ -64,11 +64,10 @@ func startTestClusterOpts(t *testing.T, n int32, tune func(id int32, cfg *config
 		if tune != nil {
 			tune(id, &cfg)
 		}
-		o := Options{}
+		o := Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)}
 		if opts != nil {
 			opts(id, &o)
 		}
-		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)
 		srv, err := New(cfg, o)
 		if err != nil {
 			t.Fatal(err)

@@ -260,7 +260,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
-	broker.Groups = group.New(group.ConfigFrom(s.cfg.Groups), group.Options{
+	gcfg := group.ConfigFrom(s.cfg.Groups)
+	gcfg.Sync = s.cfg.Log.Durability == config.DurabilityFsync
+	broker.Groups = group.New(gcfg, group.Options{
 		Logger: s.logger, Topics: broker.GroupTopics,
 	})
 	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{

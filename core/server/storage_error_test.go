@@ -50,7 +50,7 @@ func startServerFS(t *testing.T, dataDir string, fsys *errorfs.FS) (*Server, fun
 
 // rawProduce sends one acks=all batch of one record to topic-0 and returns
 // the partition's error code.
-func rawProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, id [16]byte, value string) int16 {
+func rawProduceCode(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, id [16]byte, value string) int16 {
 	t.Helper()
 	batch, err := record.Encode(record.BatchSpec{FirstTimestamp: time.Now().UnixMilli(), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
 		[]record.Record{{Value: []byte(value)}})
@@ -144,14 +144,14 @@ func testStorageError(t *testing.T, rule errorfs.Rule, torn bool) {
 	topicID := details["disk"].ID
 
 	fsys.Add(rule)
-	if code := rawProduce(t, ctx, cl, "disk", topicID, "lost"); code != kerr.KafkaStorageError.Code {
+	if code := rawProduceCode(t, ctx, cl, "disk", topicID, "lost"); code != kerr.KafkaStorageError.Code {
 		t.Fatalf("produce on the fault: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
 	}
 	offline := []int16{kerr.KafkaStorageError.Code, kerr.NotLeaderForPartition.Code}
 	leaderless := []int16{kerr.KafkaStorageError.Code, kerr.NotLeaderForPartition.Code, kerr.LeaderNotAvailable.Code}
 	// The disk "works" again; the partition stays offline.
 	for i := 0; i < 3; i++ {
-		if code := rawProduce(t, ctx, cl, "disk", topicID, "after"); !slices.Contains(offline, code) {
+		if code := rawProduceCode(t, ctx, cl, "disk", topicID, "after"); !slices.Contains(offline, code) {
 			t.Fatalf("produce after the storage error: %v, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
 		}
 		if code := rawFetch(t, ctx, cl, "disk", topicID); !slices.Contains(offline, code) {

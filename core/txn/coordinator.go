@@ -239,48 +239,43 @@ func (s *shard) resign() {
 
 func (s *shard) nowMs() int64 { return s.c.opts.Now().UnixMilli() }
 
-// write appends m's new state to the partition; the caller changes its
-// in-memory state only after this succeeded. The caller holds mu.
+// write appends m's new state to the partition and waits until it is
+// committed (replicate.go); the caller changes its in-memory state only
+// after this succeeded. The caller holds mu.
 func (s *shard) write(m *txnMeta) error {
 	b, err := encodeBatch(s.nowMs(), encodeKey(m.id), encodeValue(m))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	return s.append(b)
-}
-
-// append writes a batch of state records to the partition while this
-// broker still leads it in the coordinator's epoch. The caller holds mu.
-func (s *shard) append(b []byte) error {
-	if _, epoch := s.p.Leadership(); epoch != s.epoch {
-		return fmt.Errorf("%w: partition %d changed leadership", ErrNotCoordinator, s.index)
-	}
-	if _, err := s.p.Append(b); err != nil {
-		if errors.Is(err, partition.ErrClosed) || errors.Is(err, partition.ErrNotLeader) {
-			return fmt.Errorf("%w: %v", ErrNotCoordinator, err)
-		}
-		return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
-	}
-	if s.c.cfg.Sync {
-		if err := s.p.Sync(); err != nil {
-			return fmt.Errorf("%w: partition %d: %v", ErrStorage, s.index, err)
-		}
-	}
-	return nil
+	return s.appendCommitted(b, time.Duration(m.timeoutMs)*time.Millisecond)
 }
 
 // maxLoadRecordBytes bounds a decompressed batch while loading.
 const maxLoadRecordBytes = 256 << 20
 
-// load replays the partition, then completes the transactions found in a
+// errLoadEnd stops a load at the committed end.
+var errLoadEnd = errors.New("txn: end of committed records")
+
+// load replays the partition up to what is committed, then completes the transactions found in a
 // Prepare state: their markers may not all have been written.
 func (s *shard) load() {
 	defer close(s.loadedCh)
 	start := time.Now()
 	txns := map[string]*txnMeta{}
 	corrupt := 0
+	end, ok := loadEnd(s.p, s.epoch, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.resigned
+	})
+	if !ok {
+		return
+	}
 	l := s.p.Log()
 	err := l.Scan(l.LogStartOffset(), func(h record.Header, batch []byte) error {
+		if h.BaseOffset >= end {
+			return errLoadEnd
+		}
 		if h.IsControl() {
 			return nil
 		}
@@ -307,7 +302,7 @@ func (s *shard) load() {
 			return nil
 		})
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errLoadEnd) {
 		s.c.log.Error("cannot load transaction state", "partition", s.index, "err", err)
 		return
 	}

@@ -51,5 +51,5 @@ func (s *shard) writeTombstone(id string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	return s.append(b)
+	return s.appendCommitted(b, minWriteTimeout)
 }
