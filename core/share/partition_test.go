@@ -12,7 +12,9 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-func batch(first, last int64) BatchInfo { return BatchInfo{FirstOffset: first, LastOffset: last, ProducerID: -1} }
+func batch(first, last int64) BatchInfo {
+	return BatchInfo{FirstOffset: first, LastOffset: last, ProducerID: -1}
+}
 
 func newTestPartition(start int64) (*Partition, *fakeClock) {
 	c := &fakeClock{t: time.Unix(1000, 0)}
