@@ -1,0 +1,121 @@
+package share
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// PartitionKey names one share-partition: a share group and a topic
+// partition.
+type PartitionKey struct {
+	Group string
+	TopicPartition
+}
+
+// Partitions holds the share-partitions this broker serves as the leader
+// of their topic partitions.
+type Partitions struct {
+	cfg PartitionConfig
+	now func() time.Time
+
+	mu    sync.Mutex // guards parts
+	parts map[PartitionKey]*Partition
+}
+
+// NewPartitions returns an empty set; cfg is the broker's settings.
+func NewPartitions(cfg PartitionConfig, now func() time.Time) *Partitions {
+	if now == nil {
+		now = time.Now
+	}
+	return &Partitions{cfg: cfg, now: now, parts: map[PartitionKey]*Partition{}}
+}
+
+// Get returns a share-partition, creating it at the offset init returns
+// when it does not exist yet (share.auto.offset.reset decides it).
+func (ps *Partitions) Get(k PartitionKey, init func() int64) *Partition {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if p := ps.parts[k]; p != nil {
+		return p
+	}
+	p := NewPartition(ps.cfg, ps.now, init())
+	ps.parts[k] = p
+	return p
+}
+
+// Lookup returns a share-partition if it exists.
+func (ps *Partitions) Lookup(k PartitionKey) *Partition {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.parts[k]
+}
+
+// Put installs a share-partition (restored from its durable state).
+func (ps *Partitions) Put(k PartitionKey, p *Partition) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.parts[k] = p
+}
+
+// Delete forgets a share-partition.
+func (ps *Partitions) Delete(k PartitionKey) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.parts, k)
+}
+
+// Group lists the share-partitions of a group, by topic and partition.
+func (ps *Partitions) Group(group string) []PartitionKey {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var out []PartitionKey
+	for k := range ps.parts {
+		if k.Group == group {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.TopicID != b.TopicID {
+			return string(a.TopicID[:]) < string(b.TopicID[:])
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// ReleaseMember releases a member's records in every share-partition of
+// its group.
+func (ps *Partitions) ReleaseMember(group, member string) {
+	ps.mu.Lock()
+	var parts []*Partition
+	for k, p := range ps.parts {
+		if k.Group == group {
+			parts = append(parts, p)
+		}
+	}
+	ps.mu.Unlock()
+	for _, p := range parts {
+		p.ReleaseMember(member)
+	}
+}
+
+// Totals sums the counters of every share-partition, for metrics.
+func (ps *Partitions) Totals() Stats {
+	ps.mu.Lock()
+	parts := make([]*Partition, 0, len(ps.parts))
+	for _, p := range ps.parts {
+		parts = append(parts, p)
+	}
+	ps.mu.Unlock()
+	var t Stats
+	for _, p := range parts {
+		s := p.Stats()
+		t.InFlight += s.InFlight
+		t.Acquired += s.Acquired
+		t.LockTimeouts += s.LockTimeouts
+		t.Archived += s.Archived
+	}
+	return t
+}
