@@ -241,6 +241,9 @@ type Groups struct {
 	// GroupSharePartitionMaxRecordLocks bounds the in-flight records of a
 	// share-partition.
 	GroupSharePartitionMaxRecordLocks int32 `toml:"group_share_partition_max_record_locks"`
+	// The bounds of the group-level share.partition.max.record.locks.
+	GroupShareMinPartitionMaxRecordLocks int32 `toml:"group_share_min_partition_max_record_locks"`
+	GroupShareMaxPartitionMaxRecordLocks int32 `toml:"group_share_max_partition_max_record_locks"`
 	// GroupShareMaxShareSessions bounds the share sessions of the broker.
 	GroupShareMaxShareSessions int32 `toml:"group_share_max_share_sessions"`
 }
@@ -311,25 +314,27 @@ func Default() Config {
 			GroupConsumerHeartbeatIntervalMs: 5000,
 			GroupConsumerAssignors:           []string{"uniform", "range"},
 
-			GroupConsumerMinSessionTimeoutMs:    45000,
-			GroupConsumerMaxSessionTimeoutMs:    60000,
-			GroupConsumerMinHeartbeatIntervalMs: 5000,
-			GroupConsumerMaxHeartbeatIntervalMs: 15000,
-			GroupShareSessionTimeoutMs:          45000,
-			GroupShareMinSessionTimeoutMs:       45000,
-			GroupShareMaxSessionTimeoutMs:       60000,
-			GroupShareHeartbeatIntervalMs:       5000,
-			GroupShareMinHeartbeatIntervalMs:    5000,
-			GroupShareMaxHeartbeatIntervalMs:    15000,
-			GroupShareMaxSize:                   200,
-			GroupShareRecordLockDurationMs:      30000,
-			GroupShareMinRecordLockDurationMs:   15000,
-			GroupShareMaxRecordLockDurationMs:   60000,
-			GroupShareDeliveryCountLimit:        5,
-			GroupShareMinDeliveryCountLimit:     2,
-			GroupShareMaxDeliveryCountLimit:     10,
-			GroupSharePartitionMaxRecordLocks:   2000,
-			GroupShareMaxShareSessions:          2000,
+			GroupConsumerMinSessionTimeoutMs:     45000,
+			GroupConsumerMaxSessionTimeoutMs:     60000,
+			GroupConsumerMinHeartbeatIntervalMs:  5000,
+			GroupConsumerMaxHeartbeatIntervalMs:  15000,
+			GroupShareSessionTimeoutMs:           45000,
+			GroupShareMinSessionTimeoutMs:        45000,
+			GroupShareMaxSessionTimeoutMs:        60000,
+			GroupShareHeartbeatIntervalMs:        5000,
+			GroupShareMinHeartbeatIntervalMs:     5000,
+			GroupShareMaxHeartbeatIntervalMs:     15000,
+			GroupShareMaxSize:                    200,
+			GroupShareRecordLockDurationMs:       30000,
+			GroupShareMinRecordLockDurationMs:    15000,
+			GroupShareMaxRecordLockDurationMs:    60000,
+			GroupShareDeliveryCountLimit:         5,
+			GroupShareMinDeliveryCountLimit:      2,
+			GroupShareMaxDeliveryCountLimit:      10,
+			GroupSharePartitionMaxRecordLocks:    2000,
+			GroupShareMaxShareSessions:           2000,
+			GroupShareMinPartitionMaxRecordLocks: 100,
+			GroupShareMaxPartitionMaxRecordLocks: 4000,
 		},
 	}
 }
