@@ -1,6 +1,7 @@
 package api
 
 import (
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -141,4 +142,14 @@ func (b *Broker) sharePartition(groupID string, tp share.TopicPartition, p *part
 	})
 	sp.SetConfig(share.PartitionConfig{RecordLockDuration: set.lockDuration, DeliveryCountLimit: set.deliveryLimit})
 	return sp
+}
+
+func sortTopicPartitions(tps []share.TopicPartition) {
+	sort.Slice(tps, func(i, j int) bool {
+		a, b := tps[i], tps[j]
+		if a.TopicID != b.TopicID {
+			return string(a.TopicID[:]) < string(b.TopicID[:])
+		}
+		return a.Partition < b.Partition
+	})
 }
