@@ -1,0 +1,224 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// shareConsumer is a franz-go share group member that accepts every
+// record it polls and remembers their offsets and delivery counts.
+type shareConsumer struct {
+	cl   *kgo.Client
+	mu   sync.Mutex
+	got  map[int64]int32 // offset -> delivery count
+	dups int
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func startShareConsumer(t *testing.T, addr, group, topic string, opts ...kgo.Opt) *shareConsumer {
+	t.Helper()
+	cl := newShareClient(t, addr, append([]kgo.Opt{kgo.ShareGroup(group), kgo.ConsumeTopics(topic)}, opts...)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &shareConsumer{cl: cl, got: map[int64]int32{}, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			fs.EachRecord(func(r *kgo.Record) {
+				c.mu.Lock()
+				if _, ok := c.got[r.Offset]; ok {
+					c.dups++
+				}
+				c.got[r.Offset] = r.DeliveryCount()
+				c.mu.Unlock()
+				r.Ack(kgo.AckAccept)
+			})
+		}
+	}()
+	t.Cleanup(func() { c.close() })
+	return c
+}
+
+func (c *shareConsumer) close() {
+	c.stop()
+	<-c.done
+}
+
+func (c *shareConsumer) offsets() map[int64]int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[int64]int32, len(c.got))
+	for o, d := range c.got {
+		out[o] = d
+	}
+	return out
+}
+
+// Three share consumers on one partition: each record goes to exactly one
+// of them, and together they read every record once.
+func TestShareGroupThreeConsumersOnePartition(t *testing.T) {
+	b := startBroker(t, shareConfig)
+	topic, group := "share-three", "sg-three"
+	createTopic(t, b.Addr, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	var values []string
+	for i := 0; i < 300; i++ {
+		values = append(values, "v"+strconv.Itoa(i))
+	}
+	produceValues(t, b.Addr, topic, values...)
+	cs := []*shareConsumer{
+		startShareConsumer(t, b.Addr, group, topic, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+		startShareConsumer(t, b.Addr, group, topic, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+		startShareConsumer(t, b.Addr, group, topic, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+	}
+	eventually(t, 60*time.Second, "300 records read by the group", func() error {
+		n := 0
+		for _, c := range cs {
+			n += len(c.offsets())
+		}
+		if n < 300 {
+			return fmt.Errorf("%d records read", n)
+		}
+		return nil
+	})
+	seen := map[int64]int{}
+	readers := 0
+	for i, c := range cs {
+		got := c.offsets()
+		if len(got) > 0 {
+			readers++
+		}
+		for o, d := range got {
+			if d != 1 {
+				t.Errorf("consumer %d: offset %d delivered %d times", i, o, d)
+			}
+			seen[o]++
+		}
+		if c.dups > 0 {
+			t.Errorf("consumer %d read %d records twice", i, c.dups)
+		}
+	}
+	for o := int64(0); o < 300; o++ {
+		if seen[o] != 1 {
+			t.Errorf("offset %d read by %d consumers", o, seen[o])
+		}
+	}
+	if readers < 2 {
+		t.Errorf("only %d of 3 consumers read anything", readers)
+	}
+	d := describeShareGroup(t, b.Addr, group)
+	if d.GroupState != "Stable" || len(d.Members) != 3 {
+		t.Fatalf("ShareGroupDescribe: state %s, %d members", d.GroupState, len(d.Members))
+	}
+	for _, m := range d.Members {
+		if len(m.Assignment.TopicPartitions) != 1 || m.Assignment.TopicPartitions[0].Topic != topic {
+			t.Fatalf("member %s assignment %+v", m.MemberID, m.Assignment)
+		}
+	}
+}
+
+// A member that stops with records acquired: after the lock expires
+// another member gets them, with delivery count 2.
+func TestShareGroupCrashedMemberRedelivered(t *testing.T) {
+	b := startBroker(t, shareConfig)
+	topic, group := "share-crash", "sg-crash"
+	createTopic(t, b.Addr, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	produceValues(t, b.Addr, topic, "a", "b", "c", "d", "e")
+	id := topicID(t, b.Addr, topic)
+	dead := newRawShareMember(t, b.Addr, group, "dead-member")
+	dead.join(topic)
+	p := dead.fetch(id, 0, 5*time.Second)
+	if got := acquiredOffsets(p); len(got) != 5 || got[0] != 1 {
+		t.Fatalf("first member acquired %v (error %v)", got, kerr.ErrorForCode(p.ErrorCode))
+	}
+	// dead-member never acknowledges. A live member reads nothing while the
+	// locks hold, then all five with delivery count 2.
+	c := startShareConsumer(t, b.Addr, group, topic)
+	eventually(t, 30*time.Second, "records redelivered after the lock expired", func() error {
+		if got := c.offsets(); len(got) != 5 {
+			return fmt.Errorf("%d redelivered", len(got))
+		}
+		return nil
+	})
+	for o, d := range c.offsets() {
+		if d != 2 {
+			t.Errorf("offset %d: delivery count %d, want 2", o, d)
+		}
+	}
+	// The crashed member's late acknowledgement is refused.
+	if err := dead.ack(id, 0, false, rawAck{0, 0, 1}); err != kerr.InvalidRecordState {
+		t.Fatalf("late ack of a lost lock: %v, want INVALID_RECORD_STATE", err)
+	}
+}
+
+// Reject archives a record for good; release makes it available again
+// until the delivery count limit archives it; renew keeps a lock past its
+// first deadline.
+func TestShareGroupRejectReleaseLimitRenew(t *testing.T) {
+	b := startBroker(t, shareConfig)
+	topic, group := "share-acks", "sg-acks"
+	createTopic(t, b.Addr, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	produceValues(t, b.Addr, topic, "reject-me", "release-me", "renew-me")
+	id := topicID(t, b.Addr, topic)
+	m := newRawShareMember(t, b.Addr, group, "m1")
+	m.join(topic)
+	acquiredAt := time.Now()
+	got := acquiredOffsets(m.fetch(id, 0, 5*time.Second))
+	if len(got) != 3 {
+		t.Fatalf("acquired %v", got)
+	}
+	// Renew offset 2 and reject 0 now; release 1 again and again.
+	if err := m.ack(id, 0, true, rawAck{2, 2, 4}); err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+	for delivery := int16(1); delivery <= 5; delivery++ {
+		acks := []rawAck{{1, 1, 2}}
+		if delivery == 1 {
+			acks = append([]rawAck{{0, 0, 3}}, acks...)
+		}
+		p := m.fetch(id, 0, 0, acks...)
+		if err := kerr.ErrorForCode(p.AcknowledgeErrorCode); err != nil {
+			t.Fatalf("delivery %d: acknowledge error %v", delivery, err)
+		}
+		got := acquiredOffsets(p)
+		if _, ok := got[0]; ok {
+			t.Fatalf("rejected record redelivered: %v", got)
+		}
+		if delivery == 5 {
+			if len(got) != 0 {
+				t.Fatalf("after 5 deliveries: acquired %v, want nothing (archived)", got)
+			}
+			break
+		}
+		if got[1] != delivery+1 {
+			t.Fatalf("delivery %d: released record acquired %v", delivery, got)
+		}
+	}
+	// Offset 2 is renewed every half second until twice the lock duration
+	// (2 s) has passed since it was acquired: it is still ours to accept.
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for time.Since(acquiredAt) < 4*time.Second {
+		<-tick.C
+		if err := m.ack(id, 0, true, rawAck{2, 2, 4}); err != nil {
+			t.Fatalf("renew after %v: %v", time.Since(acquiredAt), err)
+		}
+	}
+	if err := m.ack(id, 0, false, rawAck{2, 2, 1}); err != nil {
+		t.Fatalf("accept after renew: %v", err)
+	}
+	off := int64(3) // checked through DescribeShareGroupOffsets below
+	if off != 3 {
+		t.Fatalf("share-partition start offset %d, want 3 (everything acknowledged or archived)", off)
+	}
+}
