@@ -18,6 +18,7 @@ type shareConsumer struct {
 	cl   *kgo.Client
 	mu   sync.Mutex
 	got  map[int64]int32 // offset -> delivery count
+	vals map[string]int  // value -> times read
 	dups int
 	stop context.CancelFunc
 	done chan struct{}
@@ -27,7 +28,7 @@ func startShareConsumer(t *testing.T, addr, group, topic string, opts ...kgo.Opt
 	t.Helper()
 	cl := newShareClient(t, addr, append([]kgo.Opt{kgo.ShareGroup(group), kgo.ConsumeTopics(topic)}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &shareConsumer{cl: cl, got: map[int64]int32{}, stop: cancel, done: make(chan struct{})}
+	c := &shareConsumer{cl: cl, got: map[int64]int32{}, vals: map[string]int{}, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		for ctx.Err() == nil {
@@ -38,6 +39,7 @@ func startShareConsumer(t *testing.T, addr, group, topic string, opts ...kgo.Opt
 					c.dups++
 				}
 				c.got[r.Offset] = r.DeliveryCount()
+				c.vals[string(r.Value)]++
 				c.mu.Unlock()
 				r.Ack(kgo.AckAccept)
 			})
@@ -220,5 +222,57 @@ func TestShareGroupRejectReleaseLimitRenew(t *testing.T) {
 	off := int64(3) // checked through DescribeShareGroupOffsets below
 	if off != 3 {
 		t.Fatalf("share-partition start offset %d, want 3 (everything acknowledged or archived)", off)
+	}
+}
+
+func (c *shareConsumer) values() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.vals))
+	for v, n := range c.vals {
+		out[v] = n
+	}
+	return out
+}
+
+// share.isolation.level=read_committed: a share group delivers committed
+// transactional records only, never aborted ones or control records;
+// read_uncommitted delivers both.
+func TestShareGroupReadCommitted(t *testing.T) {
+	b := startBroker(t, shareConfig, txnConfig)
+	topic := "share-txn"
+	createTopic(t, b.Addr, topic, 2, nil)
+	committed := produceTxns(t, txnClient(t, b.Addr, "share-txn-producer"), topic, 4)
+	for _, tc := range []struct {
+		level string
+		want  int
+	}{{"read_committed", 12}, {"read_uncommitted", 24}} {
+		t.Run(tc.level, func(t *testing.T) {
+			group := "sg-" + tc.level
+			shareEarliest(t, b.Addr, group)
+			level := tc.level
+			if err := alterGroupConfig(t, newShareClient(t, b.Addr), group, "share.isolation.level", &level); err != nil {
+				t.Fatal(err)
+			}
+			c := startShareConsumer(t, b.Addr, group, topic)
+			eventually(t, 30*time.Second, "records read", func() error {
+				if n := len(c.values()); n < tc.want {
+					return fmt.Errorf("%d of %d read", n, tc.want)
+				}
+				return nil
+			})
+			got := c.values()
+			if len(got) != tc.want {
+				t.Fatalf("%d distinct values read, want %d: %v", len(got), tc.want, got)
+			}
+			for v, n := range got {
+				if n != 1 {
+					t.Errorf("%s read %d times", v, n)
+				}
+				if tc.level == "read_committed" && !committed[v] {
+					t.Errorf("aborted record %s delivered under read_committed", v)
+				}
+			}
+		})
 	}
 }
