@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // shareConsumer is a franz-go share group member that accepts every
@@ -274,5 +275,59 @@ func TestShareGroupReadCommitted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ListGroups, DescribeGroups, ConsumerGroupDescribe and DeleteGroups treat
+// share groups as Kafka does: listed with type "share", not a classic or
+// consumer group, deleted only when empty.
+func TestShareGroupAdmin(t *testing.T) {
+	b := startBroker(t, shareConfig)
+	topic, group := "share-admin", "sg-admin"
+	createTopic(t, b.Addr, topic, 2, nil)
+	m := newRawShareMember(t, b.Addr, group, "m1")
+	if a := m.join(topic); a == nil || len(a.TopicPartitions) != 1 || len(a.TopicPartitions[0].Partitions) != 2 {
+		t.Fatalf("assignment %+v", a)
+	}
+	adm := newAdmin(t, b.Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, ok := listed[group]
+	if !ok || lg.GroupType != "share" || lg.ProtocolType != "share" || lg.State != "Stable" {
+		t.Fatalf("ListGroups: %+v (found %v)", lg, ok)
+	}
+	if byType, err := adm.ListGroupsByType(ctx, []string{"consumer"}); err != nil || len(byType[group].Group) != 0 {
+		t.Fatalf("ListGroups types=consumer lists the share group: %+v %v", byType, err)
+	}
+	dg, err := adm.DescribeGroups(ctx, group)
+	if err != nil && dg == nil {
+		t.Fatal(err)
+	}
+	if e := dg[group].Err; e != kerr.GroupIDNotFound {
+		t.Fatalf("DescribeGroups of a share group: %v, want GROUP_ID_NOT_FOUND", e)
+	}
+	del, err := adm.DeleteGroups(ctx, group)
+	if err != nil || del[group].Err != kerr.NonEmptyGroup {
+		t.Fatalf("DeleteGroups of a share group with a member: %+v %v", del, err)
+	}
+	// The member leaves; the group is empty, then deleted.
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.GroupID, req.MemberID, req.MemberEpoch = group, "m1", -1
+	if resp, err := req.RequestWith(ctx, m.cl); err != nil || resp.ErrorCode != 0 || resp.MemberEpoch != -1 {
+		t.Fatalf("leave: %+v %v", resp, err)
+	}
+	if d := describeShareGroup(t, b.Addr, group); d.GroupState != "Empty" || len(d.Members) != 0 {
+		t.Fatalf("after leave: %s with %d members", d.GroupState, len(d.Members))
+	}
+	del, err = adm.DeleteGroups(ctx, group)
+	if err != nil || del[group].Err != nil {
+		t.Fatalf("DeleteGroups of an empty share group: %+v %v", del, err)
+	}
+	if listed, _ := adm.ListGroups(ctx); listed[group].Group != "" {
+		t.Fatalf("deleted share group still listed: %+v", listed[group])
 	}
 }
