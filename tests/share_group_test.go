@@ -220,9 +220,8 @@ func TestShareGroupRejectReleaseLimitRenew(t *testing.T) {
 	if err := m.ack(id, 0, false, rawAck{2, 2, 1}); err != nil {
 		t.Fatalf("accept after renew: %v", err)
 	}
-	off := int64(3) // checked through DescribeShareGroupOffsets below
-	if off != 3 {
-		t.Fatalf("share-partition start offset %d, want 3 (everything acknowledged or archived)", off)
+	if start, lag := describeShareOffsets(t, b.Addr, group, topic, 0); start != 3 || lag != 0 {
+		t.Fatalf("share-partition start offset %d lag %d, want 3 and 0 (everything acknowledged or archived)", start, lag)
 	}
 }
 
@@ -329,5 +328,68 @@ func TestShareGroupAdmin(t *testing.T) {
 	}
 	if listed, _ := adm.ListGroups(ctx); listed[group].Group != "" {
 		t.Fatalf("deleted share group still listed: %+v", listed[group])
+	}
+}
+
+// DescribeShareGroupOffsets, AlterShareGroupOffsets and
+// DeleteShareGroupOffsets: start offset and lag, a reset of an empty
+// group, and forgetting a topic's state.
+func TestShareGroupOffsetsAdmin(t *testing.T) {
+	b := startBroker(t, shareConfig)
+	topic, group := "share-offsets", "sg-offsets"
+	createTopic(t, b.Addr, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	produceValues(t, b.Addr, topic, "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
+	id := topicID(t, b.Addr, topic)
+	m := newRawShareMember(t, b.Addr, group, "m1")
+	m.join(topic)
+	if got := acquiredOffsets(m.fetch(id, 0, 5*time.Second)); len(got) != 10 {
+		t.Fatalf("acquired %v", got)
+	}
+	if err := m.ack(id, 0, false, rawAck{0, 4, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if start, lag := describeShareOffsets(t, b.Addr, group, topic, 0); start != 5 || lag != 5 {
+		t.Fatalf("after accepting 0-4: start %d lag %d, want 5 and 5", start, lag)
+	}
+	cl := newShareClient(t, b.Addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	alter := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	alter.GroupID = group
+	alter.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: topic,
+		Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 2}}}}
+	if resp, err := alter.RequestWith(ctx, cl); err != nil || resp.ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("alter with a member: %+v %v, want NON_EMPTY_GROUP", resp, err)
+	}
+	leave := kmsg.NewPtrShareGroupHeartbeatRequest()
+	leave.GroupID, leave.MemberID, leave.MemberEpoch = group, "m1", -1
+	if _, err := leave.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := alter.RequestWith(ctx, cl)
+	if err != nil || resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter of an empty group: %+v %v", resp, err)
+	}
+	if start, lag := describeShareOffsets(t, b.Addr, group, topic, 0); start != 2 || lag != 8 {
+		t.Fatalf("after reset to 2: start %d lag %d, want 2 and 8", start, lag)
+	}
+	m2 := newRawShareMember(t, b.Addr, group, "m2")
+	m2.join(topic)
+	if got := acquiredOffsets(m2.fetch(id, 0, 5*time.Second)); len(got) != 8 || got[2] != 1 {
+		t.Fatalf("after reset: acquired %v, want 2-9 as first deliveries", got)
+	}
+	leave.MemberID = "m2"
+	if _, err := leave.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = group
+	del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: topic}}
+	if resp, err := del.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete offsets: %+v %v", resp, err)
+	}
+	if start, _ := describeShareOffsets(t, b.Addr, group, topic, 0); start != -1 {
+		t.Fatalf("after delete: start %d, want -1 (no state)", start)
 	}
 }

@@ -199,3 +199,28 @@ func describeShareGroup(t *testing.T, addr, group string) kmsg.ShareGroupDescrib
 	}
 	return g
 }
+
+// describeShareOffsets returns a share-partition's start offset and lag
+// (DescribeShareGroupOffsets v1).
+func describeShareOffsets(t *testing.T, addr, group, topic string, partition int32) (start, lag int64) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.Version = 1
+	req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: group,
+		Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: topic, Partitions: []int32{partition}}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, newShareClient(t, addr))
+	if err != nil {
+		t.Fatalf("DescribeShareGroupOffsets: %v", err)
+	}
+	g := resp.Groups[0]
+	if err := kerr.ErrorForCode(g.ErrorCode); err != nil || len(g.Topics) != 1 || len(g.Topics[0].Partitions) != 1 {
+		t.Fatalf("DescribeShareGroupOffsets %s: %v %+v", group, err, g)
+	}
+	p := g.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		t.Fatalf("DescribeShareGroupOffsets %s/%d: %v", topic, partition, err)
+	}
+	return p.StartOffset, p.Lag
+}

@@ -495,3 +495,24 @@ func (p *Partition) advance() {
 	p.start += int64(i)
 	p.records = append(p.records[:0:0], p.records[i:]...)
 }
+
+// Lag is the share-partition lag (KIP-1226): the records between the start
+// offset and the high watermark that are not yet acknowledged or archived.
+func (p *Partition) Lag(highWatermark int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expireLocked()
+	if highWatermark < p.start {
+		return 0
+	}
+	lag := highWatermark - p.start
+	for i, r := range p.records {
+		if p.start+int64(i) >= highWatermark {
+			break
+		}
+		if r.state == Acknowledged || r.state == Archived {
+			lag--
+		}
+	}
+	return lag
+}
