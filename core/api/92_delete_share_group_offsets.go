@@ -59,4 +59,3 @@ func (b *Broker) handleDeleteShareGroupOffsets(r *protocol.Request) protocol.Rep
 	}
 	return protocol.Reply{Resp: resp}
 }
-
