@@ -92,6 +92,7 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 			delete(results, tp)
 		}
 		st.parts.ReleaseMember(groupID, member)
+		b.persistShareGroup(groupID)
 		return protocol.Reply{Resp: b.shareFetchResponse(resp, results, b.shareLockMillis(groupID))}
 	}
 	for _, tp := range parts {

@@ -67,6 +67,7 @@ func (b *Broker) handleShareAcknowledge(r *protocol.Request) protocol.Reply {
 	}
 	if closed {
 		st.parts.ReleaseMember(groupID, member)
+		b.persistShareGroup(groupID)
 	}
 	return protocol.Reply{Resp: resp}
 }

@@ -65,7 +65,16 @@ func (b *Broker) handleDescribeShareGroupOffsets(r *protocol.Request) protocol.R
 					continue
 				}
 				k := share.PartitionKey{Group: rg.GroupID, TopicPartition: share.TopicPartition{TopicID: info.ID, Partition: part}}
-				if sp := b.share().parts.Lookup(k); sp != nil {
+				sp := b.share().parts.Lookup(k)
+				if sp == nil {
+					// Not served since this broker started: its durable
+					// state, if any.
+					if snap, ok, err := b.loadShareState(k); err == nil && ok {
+						sp, _ = b.share().parts.Get(k, func() (share.Snapshot, bool, error) { return snap, true, nil },
+							func() int64 { return snap.StartOffset })
+					}
+				}
+				if sp != nil {
 					start, _ := sp.Offsets()
 					rp.StartOffset = start
 					if p, ok := b.partition(rt.Topic, part); ok {

@@ -65,6 +65,10 @@ func (b *Broker) handleAlterShareGroupOffsets(r *protocol.Request) protocol.Repl
 					start = off.HighWatermark
 				}
 				sp.Reset(start)
+				if err := b.persistShare(share.PartitionKey{Group: req.GroupID, TopicPartition: tp}, sp); err != nil {
+					p.ErrorCode, p.ErrorMessage = kerr.KafkaStorageError.Code, errMessage(err)
+					break
+				}
 				changed = true
 			}
 			t.Partitions = append(t.Partitions, p)

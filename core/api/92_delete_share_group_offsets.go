@@ -52,6 +52,9 @@ func (b *Broker) handleDeleteShareGroupOffsets(r *protocol.Request) protocol.Rep
 			for _, k := range st.parts.Group(req.GroupID) {
 				if k.TopicID == info.ID {
 					st.parts.Delete(k)
+					if err := b.persistShare(k, nil); err != nil {
+						t.ErrorCode, t.ErrorMessage = kerr.KafkaStorageError.Code, errMessage(err)
+					}
 				}
 			}
 		}

@@ -45,6 +45,9 @@ func (b *Broker) deleteShareGroup(id string) error {
 	}
 	for _, k := range st.parts.Group(id) {
 		st.parts.Delete(k)
+		if err := b.persistShare(k, nil); err != nil {
+			return err
+		}
 	}
 	return nil
 }

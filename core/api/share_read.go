@@ -44,7 +44,13 @@ func (b *Broker) localSharePartition(groupID string, tp share.TopicPartition) (*
 	if leader != b.Config.NodeID {
 		return nil, nil, kerr.NotLeaderForPartition.Code, leader, epoch
 	}
-	return b.sharePartition(groupID, tp, p), p, 0, leader, epoch
+	sp, err := b.sharePartition(groupID, tp, p)
+	if err != nil {
+		b.Logger.Warn("loading share state", "group", groupID, "partition", tp.Partition, "err", err)
+		// Retriable for the client: the state partition is on its way.
+		return nil, nil, kerr.NotLeaderForPartition.Code, leader, epoch
+	}
+	return sp, p, 0, leader, epoch
 }
 
 // acknowledgeShare applies a partition's acknowledgements; the first
@@ -54,10 +60,22 @@ func (b *Broker) acknowledgeShare(groupID, member string, tp share.TopicPartitio
 	if code != 0 {
 		return code, nil
 	}
+	var ackErr error
+	applied := false
 	for _, a := range acks {
-		if err := sp.Acknowledge(member, a.first, a.last, a.types); err != nil {
-			return errCode(err), errMessage(err)
+		if ackErr = sp.Acknowledge(member, a.first, a.last, a.types); ackErr != nil {
+			break
 		}
+		applied = true
+	}
+	if applied {
+		if err := b.persistShare(share.PartitionKey{Group: groupID, TopicPartition: tp}, sp); err != nil {
+			b.Logger.Warn("writing share state", "group", groupID, "partition", tp.Partition, "err", err)
+			return kerr.KafkaStorageError.Code, errMessage(err)
+		}
+	}
+	if ackErr != nil {
+		return errCode(ackErr), errMessage(ackErr)
 	}
 	return 0, nil
 }
@@ -116,6 +134,13 @@ func (b *Broker) acquireShare(groupID, member string, tp share.TopicPartition, m
 			if try == 0 && len(batches) > 0 {
 				continue // only archived records (aborted, control): read on
 			}
+			return res
+		}
+		// The delivery counts are durable before the records leave.
+		if err := b.persistShare(share.PartitionKey{Group: groupID, TopicPartition: tp}, sp); err != nil {
+			b.Logger.Warn("writing share state", "group", groupID, "partition", tp.Partition, "err", err)
+			sp.ReleaseMember(member)
+			res.acquired, res.code = nil, kerr.KafkaStorageError.Code
 			return res
 		}
 		last := res.acquired[len(res.acquired)-1].LastOffset

@@ -2,6 +2,7 @@ package api
 
 import (
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,7 +36,10 @@ func init() {
 // coordinates, the share sessions of its clients and the share-partitions
 // of the partitions it leads.
 type shareState struct {
-	groups   *share.Groups
+	// persistMu orders snapshots with their appends to __share_group_state,
+	// so the log never holds an older state after a newer one.
+	persistMu sync.Mutex
+	groups    *share.Groups
 	sessions *share.Sessions
 	parts    *share.Partitions
 }
@@ -68,6 +72,8 @@ func (b *Broker) share() *shareState {
 		}, b.now, b.shareTopics, func(group, member string) {
 			st.parts.ReleaseMember(group, member)
 			st.sessions.Drop(group, member)
+			// Called under the group's lock: the write must not wait there.
+			go b.persistShareGroup(group)
 		})
 		b.shr = st
 	})
@@ -131,17 +137,21 @@ func (b *Broker) shareSettings(groupID string) shareGroupSettings {
 // sharePartition returns the share-partition of a group on a partition
 // this broker leads, starting it at the log start or the high watermark
 // as share.auto.offset.reset says, and applying the group's configs.
-func (b *Broker) sharePartition(groupID string, tp share.TopicPartition, p *partition.Partition) *share.Partition {
+func (b *Broker) sharePartition(groupID string, tp share.TopicPartition, p *partition.Partition) (*share.Partition, error) {
 	set := b.shareSettings(groupID)
-	sp := b.share().parts.Get(share.PartitionKey{Group: groupID, TopicPartition: tp}, func() int64 {
+	k := share.PartitionKey{Group: groupID, TopicPartition: tp}
+	sp, err := b.share().parts.Get(k, func() (share.Snapshot, bool, error) { return b.loadShareState(k) }, func() int64 {
 		off := p.Offsets()
 		if set.earliest {
 			return off.LogStartOffset
 		}
 		return off.HighWatermark
 	})
+	if err != nil {
+		return nil, err
+	}
 	sp.SetConfig(share.PartitionConfig{RecordLockDuration: set.lockDuration, DeliveryCountLimit: set.deliveryLimit})
-	return sp
+	return sp, nil
 }
 
 func sortTopicPartitions(tps []share.TopicPartition) {

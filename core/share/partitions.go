@@ -31,17 +31,29 @@ func NewPartitions(cfg PartitionConfig, now func() time.Time) *Partitions {
 	return &Partitions{cfg: cfg, now: now, parts: map[PartitionKey]*Partition{}}
 }
 
-// Get returns a share-partition, creating it at the offset init returns
-// when it does not exist yet (share.auto.offset.reset decides it).
-func (ps *Partitions) Get(k PartitionKey, init func() int64) *Partition {
+// Get returns a share-partition. One that does not exist yet is restored
+// from the snapshot load returns (its durable state), or, when there is
+// none, starts at the offset start returns (share.auto.offset.reset).
+// A load error creates nothing: a share-partition whose durable state
+// cannot be read is never served.
+func (ps *Partitions) Get(k PartitionKey, load func() (Snapshot, bool, error), start func() int64) (*Partition, error) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if p := ps.parts[k]; p != nil {
-		return p
+		return p, nil
 	}
-	p := NewPartition(ps.cfg, ps.now, init())
+	var p *Partition
+	s, ok, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		p = Restore(ps.cfg, ps.now, s)
+	} else {
+		p = NewPartition(ps.cfg, ps.now, start())
+	}
 	ps.parts[k] = p
-	return p
+	return p, nil
 }
 
 // Lookup returns a share-partition if it exists.
