@@ -40,8 +40,8 @@ type shareState struct {
 	// so the log never holds an older state after a newer one.
 	persistMu sync.Mutex
 	groups    *share.Groups
-	sessions *share.Sessions
-	parts    *share.Partitions
+	sessions  *share.Sessions
+	parts     *share.Partitions
 }
 
 func (b *Broker) now() time.Time {
