@@ -40,8 +40,13 @@ type shareState struct {
 	// so the log never holds an older state after a newer one.
 	persistMu sync.Mutex
 	groups    *share.Groups
-	sessions  *share.Sessions
-	parts     *share.Partitions
+	// epochs holds the leader epoch of the data partition each
+	// share-partition was loaded under: after a leadership change the
+	// state is read again from __share_group_state.
+	epochMu  sync.Mutex
+	epochs   map[share.PartitionKey]int32
+	sessions *share.Sessions
+	parts    *share.Partitions
 }
 
 func (b *Broker) now() time.Time {
@@ -58,6 +63,7 @@ func (b *Broker) share() *shareState {
 		g := b.Config.Groups
 		ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 		st := &shareState{
+			epochs:   map[share.PartitionKey]int32{},
 			sessions: share.NewSessions(int(g.GroupShareMaxShareSessions)),
 			parts: share.NewPartitions(share.PartitionConfig{
 				RecordLockDuration: ms(g.GroupShareRecordLockDurationMs),
@@ -140,6 +146,14 @@ func (b *Broker) shareSettings(groupID string) shareGroupSettings {
 func (b *Broker) sharePartition(groupID string, tp share.TopicPartition, p *partition.Partition) (*share.Partition, error) {
 	set := b.shareSettings(groupID)
 	k := share.PartitionKey{Group: groupID, TopicPartition: tp}
+	st := b.share()
+	_, epoch := p.Leadership()
+	st.epochMu.Lock()
+	if e, ok := st.epochs[k]; ok && e != epoch {
+		st.parts.Delete(k)
+	}
+	st.epochs[k] = epoch
+	st.epochMu.Unlock()
 	sp, err := b.share().parts.Get(k, func() (share.Snapshot, bool, error) { return b.loadShareState(k) }, func() int64 {
 		off := p.Offsets()
 		if set.earliest {
