@@ -39,7 +39,9 @@ func (b *Broker) describeGroupConfigs(im *controller.Image, groupID string, want
 		} else {
 			v = def.BrokerDefault(&b.Config)
 		}
-		syns = append(syns, synonym(def.BrokerSynonym, def.BrokerDefault(&b.Config), kmsg.ConfigSourceDefaultConfig, false))
+		if def.BrokerSynonym != "" {
+			syns = append(syns, synonym(def.BrokerSynonym, def.BrokerDefault(&b.Config), kmsg.ConfigSourceDefaultConfig, false))
+		}
 		out = append(out, configEntry(def.Name, v, def.Type, def.Doc, false, syns, opts))
 	}
 	return out, nil
