@@ -221,3 +221,25 @@ func TestSnapshotRestoreAndReleaseMember(t *testing.T) {
 		t.Fatalf("fetch offset %d after release, want 1", off)
 	}
 }
+
+func TestPartitionsTotalsOutliveDeletion(t *testing.T) {
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	ps := NewPartitions(PartitionConfig{RecordLockDuration: time.Second}, c.now)
+	k := PartitionKey{Group: "g"}
+	p, err := ps.Get(k, func() (Snapshot, bool, error) { return Snapshot{}, false, nil }, func() int64 { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Acquire("a", []BatchInfo{batch(0, 2)}, AcquireOptions{})
+	if err := p.Acknowledge("a", 0, 0, []AckType{AckReject}); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(2 * time.Second)
+	if got := ps.Totals(); got != (Stats{InFlight: 2, Acquired: 0, LockTimeouts: 2, Archived: 1}) {
+		t.Fatalf("totals %+v", got)
+	}
+	ps.Delete(k)
+	if got := ps.Totals(); got != (Stats{LockTimeouts: 2, Archived: 1}) {
+		t.Fatalf("totals after delete %+v", got)
+	}
+}

@@ -19,8 +19,11 @@ type Partitions struct {
 	cfg PartitionConfig
 	now func() time.Time
 
-	mu    sync.Mutex // guards parts
+	mu    sync.Mutex // guards parts, retired
 	parts map[PartitionKey]*Partition
+	// retired keeps the counters of deleted share-partitions, so that the
+	// totals only grow.
+	retired Stats
 }
 
 // NewPartitions returns an empty set; cfg is the broker's settings.
@@ -74,6 +77,11 @@ func (ps *Partitions) Put(k PartitionKey, p *Partition) {
 func (ps *Partitions) Delete(k PartitionKey) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	if p := ps.parts[k]; p != nil {
+		st := p.Stats()
+		ps.retired.LockTimeouts += st.LockTimeouts
+		ps.retired.Archived += st.Archived
+	}
 	delete(ps.parts, k)
 }
 
@@ -120,8 +128,8 @@ func (ps *Partitions) Totals() Stats {
 	for _, p := range ps.parts {
 		parts = append(parts, p)
 	}
+	t := Stats{LockTimeouts: ps.retired.LockTimeouts, Archived: ps.retired.Archived}
 	ps.mu.Unlock()
-	var t Stats
 	for _, p := range parts {
 		s := p.Stats()
 		t.InFlight += s.InFlight
