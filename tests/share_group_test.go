@@ -393,3 +393,41 @@ func TestShareGroupOffsetsAdmin(t *testing.T) {
 		t.Fatalf("after delete: start %d, want -1 (no state)", start)
 	}
 }
+
+// A share session is tied to its connection: when the connection closes,
+// the records it held are released at once, long before their 30 s locks
+// would expire, and delivered again with delivery count 2.
+func TestShareGroupConnectionCloseReleases(t *testing.T) {
+	b := startBroker(t, groupConfig)
+	topic, group := "share-conn", "sg-conn"
+	createTopic(t, b.Addr, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	produceValues(t, b.Addr, topic, "a", "b", "c")
+	id := topicID(t, b.Addr, topic)
+	gone := newRawShareMember(t, b.Addr, group, "gone")
+	gone.join(topic)
+	if got := acquiredOffsets(gone.fetch(id, 0, 5*time.Second)); len(got) != 3 {
+		t.Fatalf("acquired %v", got)
+	}
+	other := newRawShareMember(t, b.Addr, group, "other")
+	other.join(topic)
+	if got := acquiredOffsets(other.fetch(id, 0, 0)); len(got) != 0 {
+		t.Fatalf("acquired %v while the first member holds them", got)
+	}
+	start := time.Now()
+	gone.cl.Close()
+	var got map[int64]int16
+	eventually(t, 20*time.Second, "records released by the closed connection", func() error {
+		got = acquiredOffsets(other.fetch(id, 0, 500*time.Millisecond))
+		if len(got) == 0 {
+			return fmt.Errorf("nothing acquired")
+		}
+		return nil
+	})
+	if len(got) != 3 || got[0] != 2 || got[2] != 2 {
+		t.Fatalf("after the close: %v, want offsets 0-2 at delivery count 2", got)
+	}
+	if waited := time.Since(start); waited > 25*time.Second {
+		t.Fatalf("released after %v: that is lock expiry, not the close", waited)
+	}
+}

@@ -56,10 +56,17 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 		}
 	}
 	st := b.share()
+	var connID uint64
+	if r.Conn != nil {
+		connID = r.Conn.ID
+	}
 	parts, closed, err := st.sessions.Update(share.SessionUpdate{Group: groupID, Member: member,
-		Epoch: req.ShareSessionEpoch, Add: add, Forget: forget})
+		Epoch: req.ShareSessionEpoch, Add: add, Forget: forget, Conn: connID})
 	if err != nil {
 		return fail(errCode(err), err.Error())
+	}
+	if req.ShareSessionEpoch == share.InitialEpoch && r.Conn != nil {
+		b.releaseOnClose(r.Conn, groupID, member)
 	}
 	results := map[share.TopicPartition]*sharePartResult{}
 	get := func(tp share.TopicPartition) *sharePartResult {
@@ -214,4 +221,23 @@ func sortedTPs(m map[share.TopicPartition]*sharePartResult) []share.TopicPartiti
 	}
 	sortTopicPartitions(out)
 	return out
+}
+
+// releaseOnClose releases what a member's share session holds when the
+// connection that opened it closes, as Kafka does: its acquired records
+// become available to the group at once instead of at lock expiry.
+func (b *Broker) releaseOnClose(conn *protocol.ConnInfo, groupID, member string) {
+	closed := conn.Closed()
+	go func() {
+		select {
+		case <-closed:
+		case <-b.Done:
+			return
+		}
+		st := b.share()
+		if st.sessions.DropConn(groupID, member, conn.ID) {
+			st.parts.ReleaseMember(groupID, member)
+			b.persistShareGroup(groupID)
+		}
+	}()
 }

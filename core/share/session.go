@@ -22,7 +22,9 @@ type sessionKey struct{ group, member string }
 
 type session struct {
 	// epoch is the epoch the next request must carry.
-	epoch      int32
+	epoch int32
+	// conn is the connection that opened the session.
+	conn       uint64
 	partitions map[TopicPartition]struct{}
 }
 
@@ -52,6 +54,9 @@ type SessionUpdate struct {
 	Add, Forget []TopicPartition
 	// AckOnly is ShareAcknowledge: it cannot open a session.
 	AckOnly bool
+	// Conn identifies the connection of the request; a session is tied
+	// to the connection that opened it.
+	Conn uint64
 }
 
 // Update checks the request's epoch against the member's session and
@@ -72,7 +77,7 @@ func (s *Sessions) Update(u SessionUpdate) (parts []TopicPartition, closed bool,
 		if cur == nil && len(s.sessions) >= s.max {
 			return nil, false, fmt.Errorf("%w: %d sessions", ErrShareSessionLimitReached, len(s.sessions))
 		}
-		cur = &session{epoch: 1, partitions: map[TopicPartition]struct{}{}}
+		cur = &session{epoch: 1, conn: u.Conn, partitions: map[TopicPartition]struct{}{}}
 		s.sessions[k] = cur
 	case FinalEpoch:
 		if cur == nil {
@@ -126,4 +131,18 @@ func (s *Sessions) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// DropConn forgets a member's session if the connection conn opened it,
+// and reports whether it did: the connection closed, and Kafka releases
+// what the session held.
+func (s *Sessions) DropConn(group, member string, conn uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := sessionKey{group, member}
+	if cur := s.sessions[k]; cur != nil && cur.conn == conn {
+		delete(s.sessions, k)
+		return true
+	}
+	return false
 }
