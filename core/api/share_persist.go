@@ -27,9 +27,10 @@ import (
 //
 // The state partition of a share-partition is chosen as Kafka's share
 // coordinator chooses it: the Java hash of "group:topicId:partition"
-// modulo the partition count. Kafka's inter-broker share-state RPCs (83-87)
-// are not implemented: when that partition is led by another broker the
-// share-partition's state is kept in memory only.
+// modulo the partition count. When another broker leads that partition,
+// the state is written to it with an acks=all Produce and read back with
+// Fetch over the inter-broker clients (share_remote.go); Kafka's own
+// share-state RPCs (83-87) are not used.
 
 // Kafka's defaults for the state topic (share.coordinator.state.topic.*).
 const (
@@ -57,19 +58,29 @@ func (b *Broker) shareStateTopic() (*controller.Topic, error) {
 	})
 }
 
+// shareStateLeader is the __share_group_state partition holding k's
+// state and its leader.
+func (b *Broker) shareStateLeader(k share.PartitionKey) (idx, leader int32, err error) {
+	t, err := b.shareStateTopic()
+	if err != nil {
+		return -1, -1, err
+	}
+	coordKey := k.Group + ":" + uuid.UUID(k.TopicID).String() + ":" + strconv.Itoa(int(k.Partition))
+	idx = group.PartitionFor(coordKey, int32(len(t.Partitions)))
+	if leader = t.Partitions[idx].Leader; leader < 0 {
+		return idx, leader, errShareStateUnavailable
+	}
+	return idx, leader, nil
+}
+
 // shareStatePartition is the local __share_group_state partition holding
 // k's state; nil without error when another broker leads it.
 func (b *Broker) shareStatePartition(k share.PartitionKey) (*partition.Partition, error) {
-	t, err := b.shareStateTopic()
+	idx, leader, err := b.shareStateLeader(k)
 	if err != nil {
 		return nil, err
 	}
-	coordKey := k.Group + ":" + uuid.UUID(k.TopicID).String() + ":" + strconv.Itoa(int(k.Partition))
-	idx := group.PartitionFor(coordKey, int32(len(t.Partitions)))
-	if leader := t.Partitions[idx].Leader; leader != b.Config.NodeID {
-		if leader < 0 {
-			return nil, errShareStateUnavailable
-		}
+	if leader != b.Config.NodeID {
 		return nil, nil
 	}
 	p, ok := b.partition(share.StateTopic, idx)
@@ -86,8 +97,11 @@ func (b *Broker) shareStatePartition(k share.PartitionKey) (*partition.Partition
 // ok is false when there is none (or a tombstone ends it).
 func (b *Broker) loadShareState(k share.PartitionKey) (share.Snapshot, bool, error) {
 	p, err := b.shareStatePartition(k)
-	if p == nil || err != nil {
+	if err != nil {
 		return share.Snapshot{}, false, err
+	}
+	if p == nil {
+		return b.loadRemoteShareState(k)
 	}
 	key := share.EncodeSnapshotKey(k)
 	var last []byte
@@ -132,7 +146,7 @@ func (b *Broker) loadShareState(k share.PartitionKey) (share.Snapshot, bool, err
 // when sp is nil) and waits until it is replicated.
 func (b *Broker) persistShare(k share.PartitionKey, sp *share.Partition) error {
 	p, err := b.shareStatePartition(k)
-	if p == nil || err != nil {
+	if err != nil {
 		return err
 	}
 	st := b.share()
@@ -140,7 +154,10 @@ func (b *Broker) persistShare(k share.PartitionKey, sp *share.Partition) error {
 	st.persistMu.Lock()
 	var value []byte
 	if sp != nil {
-		_, epoch := p.Leadership()
+		epoch := int32(-1)
+		if p != nil {
+			_, epoch = p.Leadership()
+		}
 		value = share.EncodeSnapshotValue(share.SnapshotMeta{LeaderEpoch: epoch, CreateTimestamp: now, WriteTimestamp: now}, sp.Snapshot())
 	}
 	batch, err := record.Encode(record.BatchSpec{FirstTimestamp: now, MaxTimestamp: now, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
@@ -148,6 +165,12 @@ func (b *Broker) persistShare(k share.PartitionKey, sp *share.Partition) error {
 	if err != nil {
 		st.persistMu.Unlock()
 		return fmt.Errorf("api: encoding share state: %w", err)
+	}
+	if p == nil {
+		// The remote write stays under persistMu so that snapshots reach
+		// the log in the order they were taken.
+		defer st.persistMu.Unlock()
+		return b.persistRemoteShareState(k, batch)
 	}
 	res, err := p.Append(batch)
 	st.persistMu.Unlock()
