@@ -12,7 +12,8 @@
 #   scripts/kafka-ref.sh pid [--nodes 1|3]     print node 1's process id
 #   scripts/kafka-ref.sh bootstrap [--nodes N] print the PLAINTEXT bootstrap list
 #   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
-#       kafka-topics kafka-consumer-groups kafka-configs kafka-acls kafka-dump-log kafka-storage
+#       kafka-topics kafka-consumer-groups kafka-share-groups kafka-console-share-consumer
+#       kafka-console-producer kafka-configs kafka-acls kafka-dump-log kafka-storage
 #       kafka-get-offsets kafka-metadata-quorum producer-perf consumer-perf e2e-latency
 #     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:28092 --list
 #
@@ -263,7 +264,15 @@ pid) n=1; [[ "${1:-}" == --nodes ]] && n="$2"; cat "$(cluster_dir "$n")/node1/pi
 bootstrap) bootstrap "$@" ;;
 kafka-topics) run_class org.apache.kafka.tools.TopicCommand "$@" ;;
 kafka-consumer-groups) run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand "$@" ;;
-kafka-configs) run_class kafka.admin.ConfigCommand "$@" ;;
+kafka-share-groups) run_class org.apache.kafka.tools.consumer.group.ShareGroupCommand "$@" ;;
+kafka-console-share-consumer) run_class org.apache.kafka.tools.consumer.ConsoleShareConsumer "$@" ;;
+kafka-console-producer) run_class org.apache.kafka.tools.ConsoleProducer "$@" ;;
+kafka-configs)
+	# Kafka 4.2 moved ConfigCommand from core (kafka.admin) to tools.
+	if unzip -l "$LIBS/kafka-tools-$KAFKA_VERSION.jar" 2>/dev/null | grep org/apache/kafka/tools/ConfigCommand.class >/dev/null; then
+		run_class org.apache.kafka.tools.ConfigCommand "$@"
+	fi
+	run_class kafka.admin.ConfigCommand "$@" ;;
 kafka-acls) run_class org.apache.kafka.tools.AclCommand "$@" ;;
 kafka-dump-log) run_class kafka.tools.DumpLogSegments "$@" ;;
 kafka-storage) run_class kafka.tools.StorageTool "$@" ;;

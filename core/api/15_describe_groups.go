@@ -35,6 +35,9 @@ func (b *Broker) handleDescribeGroups(r *protocol.Request) protocol.Reply {
 		if b.Groups != nil {
 			d, err = b.Groups.DescribeGroup(id)
 		}
+		if errors.Is(err, group.ErrGroupIDNotFound) && b.share().groups.Exists(id) {
+			d.Type, err = shareGroupType, nil
+		}
 		if err == nil && d.Type != group.TypeClassic {
 			err = group.ErrGroupIDNotFound
 			if r.Version >= 6 {

@@ -26,6 +26,7 @@ func (b *Broker) handleListGroups(r *protocol.Request) protocol.Reply {
 	}
 	groups, err := b.Groups.ListGroups(states, types)
 	resp.ErrorCode = errCode(err)
+	groups = append(groups, b.listShareGroups(states, types)...)
 	// Kafka: DESCRIBE on the cluster lists every group; otherwise only the
 	// groups the principal may describe are listed.
 	all := b.authorizeCluster(r, sdkauth.OpDescribe)

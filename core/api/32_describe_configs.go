@@ -79,6 +79,8 @@ func (b *Broker) describeResource(im *controller.Image, rr kmsg.DescribeConfigsR
 			return nil, e
 		}
 		return b.describeBrokerConfigs(im, wanted, opts), nil
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.describeGroupConfigs(im, rr.ResourceName, wanted, opts)
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		if rr.ResourceName == "" {
 			return nil, newAPIError(kerr.InvalidRequest, "Broker id must not be empty")

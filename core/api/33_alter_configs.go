@@ -85,6 +85,8 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 			// Dynamic broker configs, committed through the metadata log
 			// so that every broker applies them.
 			res.Type = controller.ResourceBroker
+		case c.typ == kmsg.ConfigResourceTypeGroupConfig:
+			res.Type = controller.ResourceGroup
 		case c.typ != kmsg.ConfigResourceTypeTopic:
 			continue // a broker resource without changes: nothing to do
 		}
@@ -102,9 +104,12 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 		errs[reqOf[j]] = fromErr(res.Err)
 		if res.Err == nil && !validateOnly {
 			changed = true
-			if res.Resource.Type == controller.ResourceBroker {
+			switch res.Resource.Type {
+			case controller.ResourceBroker:
 				b.Logger.Info("altered dynamic broker configs", "broker", res.Resource.Name)
-			} else {
+			case controller.ResourceGroup:
+				b.Logger.Info("altered group configs", "group", res.Resource.Name)
+			default:
 				b.Logger.Info("altered topic configs", "topic", res.Resource.Name)
 			}
 		}
@@ -157,6 +162,8 @@ func (b *Broker) checkConfigChange(c configChange) *apiError {
 		return checkBrokerConfigOps(c.ops)
 	case c.typ == kmsg.ConfigResourceTypeBrokerLogger && !c.replace:
 		return b.checkLoggerChange(c)
+	case c.typ == kmsg.ConfigResourceTypeGroupConfig:
+		return b.checkGroupConfigOps(c)
 	}
 	return newAPIError(kerr.InvalidRequest, "Unknown resource type "+itoa(int64(c.typ)))
 }

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -36,8 +38,12 @@ func (b *Broker) handleDeleteGroups(r *protocol.Request) protocol.Reply {
 		case b.Groups == nil:
 			sg.ErrorCode = errCode(group.ErrCoordinatorNotAvailable)
 		default:
-			sg.ErrorCode = errCode(errs[0])
+			err := errs[0]
 			errs = errs[1:]
+			if errors.Is(err, group.ErrGroupIDNotFound) && b.share().groups.Exists(id) {
+				err = b.deleteShareGroup(id)
+			}
+			sg.ErrorCode = errCode(err)
 		}
 		resp.Groups = append(resp.Groups, sg)
 	}

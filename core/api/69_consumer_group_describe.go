@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -41,6 +42,10 @@ func (b *Broker) handleConsumerGroupDescribe(r *protocol.Request) protocol.Reply
 		}
 		if err != nil {
 			sg.ErrorCode, sg.ErrorMessage = errCode(err), errMessage(err)
+			if errors.Is(err, group.ErrGroupIDNotFound) && b.share().groups.Exists(id) {
+				msg := "Group " + id + " is not a consumer group."
+				sg.ErrorMessage = &msg
+			}
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}

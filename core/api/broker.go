@@ -57,6 +57,9 @@ type Broker struct {
 	regOnce sync.Once
 	reg     *protocol.Registry
 
+	shareOnce sync.Once // builds shr
+	shr       *shareState
+
 	pidMu   sync.Mutex // guards pidNext, pidEnd
 	pidNext int64
 	pidEnd  int64

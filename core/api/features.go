@@ -16,15 +16,17 @@ type feature struct {
 
 // features are the flags Apache Kafka 4.1 reports, for what Gregor
 // implements: clients read transaction.version (KIP-890 part 2) and
-// group.version (KIP-848) from here. share.version and
-// eligible.leader.replicas.version are not reported: Gregor has neither
-// share groups nor eligible leader replicas.
+// group.version (KIP-848) from here, and share.version (KIP-932) at 1, as a
+// Kafka 4.4 cluster finalizes it: share consumers refuse a cluster without
+// it. eligible.leader.replicas.version is not reported: Gregor has no
+// eligible leader replicas.
 func (b *Broker) features() []feature {
 	return []feature{
 		{name: "metadata.version", min: 7, max: 27, finalized: 27}, // 3.3-IV3 .. 4.1-IV1
 		{name: "kraft.version", min: 0, max: 1, finalized: 0},
 		{name: "transaction.version", min: 0, max: 2, finalized: b.Config.Transactions.Version},
 		{name: "group.version", min: 0, max: 1, finalized: 1},
+		{name: "share.version", min: 0, max: 1, finalized: 1},
 	}
 }
 

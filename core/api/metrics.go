@@ -37,12 +37,21 @@ var (
 		"A group's total lag.", []string{"group"}, nil)
 	descGroupMembers = prometheus.NewDesc("gregor_group_members",
 		"Members of a group.", []string{"group", "state"}, nil)
+	descShareInFlight = prometheus.NewDesc("gregor_share_inflight_records",
+		"Records between the start and end offsets of the share-partitions this broker serves.", nil, nil)
+	descShareAcquired = prometheus.NewDesc("gregor_share_acquired_records",
+		"Records under an acquisition lock in the share-partitions this broker serves.", nil, nil)
+	descShareLockTimeouts = prometheus.NewDesc("gregor_share_acquisition_lock_timeouts_total",
+		"Acquisition locks that expired before the record was acknowledged.", nil, nil)
+	descShareArchived = prometheus.NewDesc("gregor_share_archived_records_total",
+		"Records archived: rejected, over the delivery count limit, aborted or control records.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c *MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOffline, descURPCluster, descUnderMinISR, descPartitions, descBrokers,
-		descControllerActive, descMetadataOffset, descGroupLag, descGroupLagSum, descGroupMembers} {
+		descControllerActive, descMetadataOffset, descGroupLag, descGroupLagSum, descGroupMembers,
+		descShareInFlight, descShareAcquired, descShareLockTimeouts, descShareArchived} {
 		ch <- d
 	}
 }
@@ -81,6 +90,11 @@ func (c *MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descControllerActive, active)
 	gauge(descMetadataOffset, float64(im.Offset))
+	st := b.share().parts.Totals()
+	gauge(descShareInFlight, float64(st.InFlight))
+	gauge(descShareAcquired, float64(st.Acquired))
+	ch <- prometheus.MustNewConstMetric(descShareLockTimeouts, prometheus.CounterValue, float64(st.LockTimeouts))
+	ch <- prometheus.MustNewConstMetric(descShareArchived, prometheus.CounterValue, float64(st.Archived))
 	if b.Groups == nil {
 		return
 	}

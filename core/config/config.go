@@ -209,6 +209,43 @@ type Groups struct {
 	// GroupConsumerAssignors are the server-side assignors of consumer
 	// groups, the first being the default: "uniform" and "range".
 	GroupConsumerAssignors []string `toml:"group_consumer_assignors"`
+	// The bounds of the group-level consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms (group.consumer.min/max.*).
+	GroupConsumerMinSessionTimeoutMs    int64 `toml:"group_consumer_min_session_timeout_ms"`
+	GroupConsumerMaxSessionTimeoutMs    int64 `toml:"group_consumer_max_session_timeout_ms"`
+	GroupConsumerMinHeartbeatIntervalMs int64 `toml:"group_consumer_min_heartbeat_interval_ms"`
+	GroupConsumerMaxHeartbeatIntervalMs int64 `toml:"group_consumer_max_heartbeat_interval_ms"`
+
+	// Share groups (KIP-932), with Kafka's names and defaults:
+	// group.share.session.timeout.ms, group.share.heartbeat.interval.ms
+	// and their min/max bounds for the group-level configs.
+	GroupShareSessionTimeoutMs       int64 `toml:"group_share_session_timeout_ms"`
+	GroupShareMinSessionTimeoutMs    int64 `toml:"group_share_min_session_timeout_ms"`
+	GroupShareMaxSessionTimeoutMs    int64 `toml:"group_share_max_session_timeout_ms"`
+	GroupShareHeartbeatIntervalMs    int64 `toml:"group_share_heartbeat_interval_ms"`
+	GroupShareMinHeartbeatIntervalMs int64 `toml:"group_share_min_heartbeat_interval_ms"`
+	GroupShareMaxHeartbeatIntervalMs int64 `toml:"group_share_max_heartbeat_interval_ms"`
+	// GroupShareMaxSize caps the members of one share group.
+	GroupShareMaxSize int32 `toml:"group_share_max_size"`
+	// GroupShareRecordLockDurationMs is how long an acquired record stays
+	// locked to its consumer; the min/max bound the group-level
+	// share.record.lock.duration.ms.
+	GroupShareRecordLockDurationMs    int64 `toml:"group_share_record_lock_duration_ms"`
+	GroupShareMinRecordLockDurationMs int64 `toml:"group_share_min_record_lock_duration_ms"`
+	GroupShareMaxRecordLockDurationMs int64 `toml:"group_share_max_record_lock_duration_ms"`
+	// GroupShareDeliveryCountLimit is how many times a record is delivered
+	// before it is archived; the min/max bound share.delivery.count.limit.
+	GroupShareDeliveryCountLimit    int32 `toml:"group_share_delivery_count_limit"`
+	GroupShareMinDeliveryCountLimit int32 `toml:"group_share_min_delivery_count_limit"`
+	GroupShareMaxDeliveryCountLimit int32 `toml:"group_share_max_delivery_count_limit"`
+	// GroupSharePartitionMaxRecordLocks bounds the in-flight records of a
+	// share-partition.
+	GroupSharePartitionMaxRecordLocks int32 `toml:"group_share_partition_max_record_locks"`
+	// The bounds of the group-level share.partition.max.record.locks.
+	GroupShareMinPartitionMaxRecordLocks int32 `toml:"group_share_min_partition_max_record_locks"`
+	GroupShareMaxPartitionMaxRecordLocks int32 `toml:"group_share_max_partition_max_record_locks"`
+	// GroupShareMaxShareSessions bounds the share sessions of the broker.
+	GroupShareMaxShareSessions int32 `toml:"group_share_max_share_sessions"`
 }
 
 // Durability modes.
@@ -276,6 +313,28 @@ func Default() Config {
 			GroupConsumerSessionTimeoutMs:    45000,
 			GroupConsumerHeartbeatIntervalMs: 5000,
 			GroupConsumerAssignors:           []string{"uniform", "range"},
+
+			GroupConsumerMinSessionTimeoutMs:     45000,
+			GroupConsumerMaxSessionTimeoutMs:     60000,
+			GroupConsumerMinHeartbeatIntervalMs:  5000,
+			GroupConsumerMaxHeartbeatIntervalMs:  15000,
+			GroupShareSessionTimeoutMs:           45000,
+			GroupShareMinSessionTimeoutMs:        45000,
+			GroupShareMaxSessionTimeoutMs:        60000,
+			GroupShareHeartbeatIntervalMs:        5000,
+			GroupShareMinHeartbeatIntervalMs:     5000,
+			GroupShareMaxHeartbeatIntervalMs:     15000,
+			GroupShareMaxSize:                    200,
+			GroupShareRecordLockDurationMs:       30000,
+			GroupShareMinRecordLockDurationMs:    15000,
+			GroupShareMaxRecordLockDurationMs:    60000,
+			GroupShareDeliveryCountLimit:         5,
+			GroupShareMinDeliveryCountLimit:      2,
+			GroupShareMaxDeliveryCountLimit:      10,
+			GroupSharePartitionMaxRecordLocks:    2000,
+			GroupShareMaxShareSessions:           2000,
+			GroupShareMinPartitionMaxRecordLocks: 100,
+			GroupShareMaxPartitionMaxRecordLocks: 4000,
 		},
 	}
 }
@@ -438,6 +497,9 @@ func (g *Groups) validate(bad func(key, format string, args ...any) error) error
 			g.GroupConsumerHeartbeatIntervalMs, g.GroupConsumerSessionTimeoutMs)
 	case len(g.GroupConsumerAssignors) == 0:
 		return bad("groups.group_consumer_assignors", "at least one assignor is needed")
+	}
+	if err := validateShareGroups(*g, bad); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, a := range g.GroupConsumerAssignors {

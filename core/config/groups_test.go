@@ -17,6 +17,11 @@ func TestGroupsErrorsNameTheKey(t *testing.T) {
 		{"duplicate assignor", "[groups]\ngroup_consumer_assignors = [\"range\", \"range\"]", "groups.group_consumer_assignors"},
 		{"no assignor", "[groups]\ngroup_consumer_assignors = []", "groups.group_consumer_assignors"},
 		{"unknown key", "[groups]\nsession_timeout = 5", "unknown key groups.session_timeout"},
+		{"share lock below its min", "[groups]\ngroup_share_record_lock_duration_ms = 14999", "groups.group_share_record_lock_duration_ms"},
+		{"share delivery limit above its max", "[groups]\ngroup_share_delivery_count_limit = 11", "groups.group_share_delivery_count_limit"},
+		{"share record locks out of Kafka's range", "[groups]\ngroup_share_partition_max_record_locks = 99", "groups.group_share_partition_max_record_locks"},
+		{"share sessions below share group size", "[groups]\ngroup_share_max_share_sessions = 199", "groups.group_share_max_share_sessions"},
+		{"share heartbeat above its max", "[groups]\ngroup_share_heartbeat_interval_ms = 15001", "groups.group_share_heartbeat_interval_ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.toml)

@@ -90,6 +90,8 @@ func describeResource(r ConfigResource) string {
 			return "cluster-wide broker default"
 		}
 		return "broker " + r.Name
+	case ResourceGroup:
+		return fmt.Sprintf("group %q", r.Name)
 	}
 	return fmt.Sprintf("resource type %d %q", r.Type, r.Name)
 }
@@ -110,6 +112,12 @@ func (c *Controller) configDefs(im *Image, res ConfigResource) (func(string) (co
 			}
 		}
 		return lookupBrokerConfig, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
+	case ResourceGroup:
+		if res.Name == "" {
+			return nil, nil, fmt.Errorf("controller: %s: %w: a group config needs a group id", describeResource(res), ErrInvalidRequest)
+		}
+		lookup := func(name string) (config.TopicConfigDef, bool) { return config.LookupGroupConfig(&c.cfg.Broker, name) }
+		return lookup, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
 	}
 	return nil, nil, fmt.Errorf("controller: %s: %w: unsupported resource type", describeResource(res), ErrInvalidRequest)
 }
@@ -196,7 +204,7 @@ func (c *Controller) planConfigs(im *Image, r AlterConfig) (map[string]string, e
 		for _, name := range slices.Sorted(maps.Keys(next)) {
 			def, ok := lookup(name)
 			if !ok {
-				return nil, fmt.Errorf("controller: %s: %w: unknown broker config %q", what, ErrInvalidConfig, name)
+				return nil, fmt.Errorf("controller: %s: %w: unknown config %q", what, ErrInvalidConfig, name)
 			}
 			if err := def.Validate(next[name]); err != nil {
 				return nil, fmt.Errorf("controller: %s: %w: config %s: %v", what, ErrInvalidConfig, name, err)

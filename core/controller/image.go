@@ -15,6 +15,9 @@ type ResourceType int8
 const (
 	ResourceTopic  ResourceType = 2
 	ResourceBroker ResourceType = 4
+	// ResourceGroup holds a group's configs (KIP-848, KIP-932); the group
+	// need not exist.
+	ResourceGroup ResourceType = 32
 )
 
 // OpType is an IncrementalAlterConfigs operation, with Kafka's codes.

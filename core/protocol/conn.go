@@ -255,6 +255,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		close(queue)
 		<-writerDone
 		c.Close()
+		info.markClosed()
 	}()
 	enqueue := func(p pending) {
 		inFlight.Add(1)

@@ -89,6 +89,8 @@ type ConnInfo struct {
 	TLS *tls.ConnectionState
 
 	mu            sync.Mutex // guards the fields below
+	closedCh      chan struct{}
+	isClosed      bool
 	principal     string
 	authenticated bool
 	mechanism     string
@@ -210,4 +212,27 @@ func (c *ConnInfo) admits(key int16, now time.Time) error {
 		return fmt.Errorf("protocol: %w: session expired at %s", ErrUnauthenticated, c.expiry.Format(time.RFC3339))
 	}
 	return nil
+}
+
+// Closed is closed when the connection has ended; state tied to a
+// connection (share sessions) is released then.
+func (i *ConnInfo) Closed() <-chan struct{} {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closedCh == nil {
+		i.closedCh = make(chan struct{})
+	}
+	return i.closedCh
+}
+
+func (i *ConnInfo) markClosed() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closedCh == nil {
+		i.closedCh = make(chan struct{})
+	}
+	if !i.isClosed {
+		close(i.closedCh)
+		i.isClosed = true
+	}
 }

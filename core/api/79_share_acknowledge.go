@@ -1,0 +1,73 @@
+package api
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/share"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+)
+
+// ShareAcknowledge v1-2 (KIP-932); v2 adds renew acknowledgements.
+func init() { reg(79, 1, 2, (*Broker).handleShareAcknowledge) }
+
+func (b *Broker) handleShareAcknowledge(r *protocol.Request) protocol.Reply {
+	req := r.Msg.(*kmsg.ShareAcknowledgeRequest)
+	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
+	fail := func(code int16, msg string) protocol.Reply {
+		resp.ErrorCode = code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return protocol.Reply{Resp: resp}
+	}
+	if req.GroupID == nil || *req.GroupID == "" || req.MemberID == nil || *req.MemberID == "" {
+		return fail(kerr.InvalidRequest.Code, "ShareAcknowledge needs a group id and a member id")
+	}
+	groupID, member := *req.GroupID, *req.MemberID
+	if !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, groupID) {
+		return fail(kerr.GroupAuthorizationFailed.Code, "")
+	}
+	st := b.share()
+	_, closed, err := st.sessions.Update(share.SessionUpdate{Group: groupID, Member: member,
+		Epoch: req.ShareSessionEpoch, AckOnly: true})
+	if err != nil {
+		return fail(errCode(err), err.Error())
+	}
+	readAuth := b.topicAuth(r, sdkauth.OpRead)
+	resp.AcquisitionLockTimeoutMillis = b.shareLockMillis(groupID)
+	for _, t := range req.Topics {
+		rt := kmsg.NewShareAcknowledgeResponseTopic()
+		rt.TopicID = t.TopicID
+		name, known := b.topicNameByID(t.TopicID)
+		for _, p := range t.Partitions {
+			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
+			tp := share.TopicPartition{TopicID: t.TopicID, Partition: p.Partition}
+			switch {
+			case !known:
+				rp.ErrorCode = kerr.UnknownTopicID.Code
+			case !readAuth.allowed(name):
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			default:
+				var acks []shareAck
+				for _, ab := range p.AcknowledgementBatches {
+					acks = append(acks, toShareAck(ab.FirstOffset, ab.LastOffset, ab.AcknowledgeTypes))
+				}
+				rp.ErrorCode, rp.ErrorMessage = b.acknowledgeShare(groupID, member, tp, acks)
+				if _, pp, code, leader, epoch := b.localSharePartition(groupID, tp); code == 0 || pp == nil {
+					rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = leader, epoch
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if closed {
+		st.parts.ReleaseMember(groupID, member)
+		b.persistShareGroup(groupID)
+	}
+	return protocol.Reply{Resp: resp}
+}
