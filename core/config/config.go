@@ -399,6 +399,9 @@ func (c *Config) Validate() error {
 	if err := c.validateInterBroker(bad); err != nil {
 		return err
 	}
+	if err := c.validateControllerPlane(bad); err != nil {
+		return err
+	}
 	if err := c.validateExtensions(bad); err != nil {
 		return err
 	}
