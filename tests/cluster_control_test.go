@@ -21,13 +21,14 @@ import (
 type clusterNode struct {
 	id     int32
 	addr   string
+	ctrl   string // the controller listener
 	cancel context.CancelFunc
 	done   chan error
 }
 
 // startCluster starts n controller+broker nodes on loopback with short
 // broker sessions, and waits until each answers Metadata listing all n.
-func startCluster(t *testing.T, n int) map[int32]*clusterNode {
+func startCluster(t *testing.T, n int, modify ...func(*config.Config)) map[int32]*clusterNode {
 	t.Helper()
 	var voters []string
 	for id := 1; id <= n; id++ {
@@ -47,13 +48,16 @@ func startCluster(t *testing.T, n int) map[int32]*clusterNode {
 		cfg.Cluster.BrokerSessionTimeoutMs = 1500
 		cfg.Cluster.BrokerHeartbeatIntervalMs = 100
 		cfg.Cluster.ControlledShutdownTimeoutMs = 10000
+		for _, m := range modify {
+			m(&cfg)
+		}
 		logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)
 		srv, err := server.New(cfg, server.Options{Logger: logger})
 		if err != nil {
 			t.Fatalf("node %d: server.New: %v", id, err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		node := &clusterNode{id: id, addr: srv.KafkaAddr(), cancel: cancel, done: make(chan error, 1)}
+		node := &clusterNode{id: id, addr: srv.KafkaAddr(), ctrl: cfg.Listeners.Controller, cancel: cancel, done: make(chan error, 1)}
 		go func() { node.done <- srv.Run(ctx) }()
 		nodes[id] = node
 	}

@@ -39,6 +39,7 @@ type mux struct {
 	// is PLAINTEXT. Only superUsers are admitted then.
 	sec        PeerSecurity
 	superUsers []string
+	refusals   refusalLog
 
 	mu    sync.Mutex // guards conns
 	conns map[net.Conn]struct{}

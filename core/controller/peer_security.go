@@ -3,8 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -87,13 +89,45 @@ func (m *mux) admit(conn net.Conn) net.Conn {
 	conn.SetDeadline(time.Now().Add(muxPeekTimeout))
 	sc, principal, err := m.sec.Accept(ctx, conn)
 	if err != nil {
-		m.log.Warn("controller listener refused a peer: handshake failed", "remote", conn.RemoteAddr(), "err", err)
+		m.refusals.log(m.log, "controller listener refused a peer: handshake failed", "remote", conn.RemoteAddr(), "err", err)
 		return nil
 	}
 	if !slices.Contains(m.superUsers, principal) {
-		m.log.Warn("controller listener refused a peer: not a super user", "remote", conn.RemoteAddr(), "principal", principal)
+		m.refusals.log(m.log, "controller listener refused a peer: not a super user", "remote", conn.RemoteAddr(), "principal", principal)
 		return nil
 	}
 	conn.SetDeadline(time.Time{})
 	return sc
+}
+
+// refusalLog logs refused peers, at most refusalsPerSecond a second, so a
+// flood of strangers cannot flood the log; the next line logged says how
+// many were left out.
+type refusalLog struct {
+	mu         sync.Mutex // guards the fields below
+	second     time.Time
+	logged     int
+	suppressed int
+}
+
+const refusalsPerSecond = 10
+
+func (r *refusalLog) log(l *slog.Logger, msg string, args ...any) {
+	r.mu.Lock()
+	now := time.Now()
+	if now.Sub(r.second) >= time.Second {
+		r.second, r.logged = now, 0
+	}
+	if r.logged >= refusalsPerSecond {
+		r.suppressed++
+		r.mu.Unlock()
+		return
+	}
+	r.logged++
+	if r.suppressed > 0 {
+		args = append(args, "refusals_not_logged", r.suppressed)
+		r.suppressed = 0
+	}
+	r.mu.Unlock()
+	l.Warn(msg, args...)
 }
