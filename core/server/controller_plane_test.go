@@ -29,7 +29,7 @@ func securedControllerCluster(t *testing.T, proto string) (map[int32]*Server, *t
 	servers := startTestCluster(t, 3, func(_ int32, cfg *config.Config) {
 		cfg.Cluster.ControllerListenerProtocol = proto
 		cfg.Security.Authorizer = "acl"
-		cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:CN=broker", "User:controller"}
+		cfg.Security.SuperUsers = []string{"User:ANONYMOUS", "User:CN=broker", "User:CN=admin", "User:controller"}
 		cfg.Security.TLSCertFile, cfg.Security.TLSKeyFile, cfg.Security.TLSCAFile = certFile, keyFile, pki.caFile
 		if config.IsSASLProtocol(proto) {
 			cfg.Cluster.InterBrokerSASLMechanism = "SCRAM-SHA-512"
@@ -211,7 +211,7 @@ func TestControllerPlaneRefusesStrangers(t *testing.T) {
 	// create_acls record without a client principal is refused.
 	refused := 0
 	for _, srv := range servers {
-		conn, err := tls.Dial("tcp", srv.ControllerAddr(), pki.clientTLS("broker"))
+		conn, err := tls.Dial("tcp", srv.ControllerAddr(), pki.clientTLS("admin"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,4 +232,37 @@ func TestControllerPlaneRefusesStrangers(t *testing.T) {
 	if n := mallorysACLs(t, ctx, adm); n != 0 {
 		t.Fatalf("%d ACLs for User:mallory were created", n)
 	}
+}
+
+// The controller listener serves a rotated certificate without a restart,
+// as the Kafka listeners do: new connections get the new certificate.
+func TestControllerPlaneCertificateRotation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	servers, pki, _ := securedControllerCluster(t, config.ProtocolSSL)
+	waitBrokers(t, ctx, servers)
+	addr := servers[1].ControllerAddr()
+	admin := pki.clientTLS("admin") // a super user; issued once, unlike the nodes' certificate
+	serial := func() (string, error) {
+		c, err := tls.Dial("tcp", addr, admin)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.String(), nil
+	}
+	before, err := serial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pki.issue("broker") // the nodes' certificate and key files, rewritten with a new serial
+	poll(t, ctx, "the controller listener serves the rotated certificate", func() error {
+		now, err := serial()
+		if err == nil && now == before {
+			err = fmt.Errorf("still serial %s", now)
+		}
+		return err
+	})
+	// The cluster still works over the new certificate.
+	waitBrokers(t, ctx, servers)
 }
