@@ -229,6 +229,8 @@ type pending struct {
 	// enc is the response already encoded, counted in the connection's
 	// queued response bytes until it is written.
 	enc []byte
+	// encBuf is enc's pooled buffer, returned once it is written.
+	encBuf *[]byte
 	// reqBytes is the request frame's size, counted in RequestBytes until
 	// the response is written.
 	reqBytes int64
@@ -280,7 +282,8 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		if p.reply.Resp != nil && p.reply.Later == nil {
 			// Encoded now, so that the bytes waiting for the client are
 			// known exactly and bound the connection.
-			p.enc = AppendResponse(getRespBuf(), p.hdr.CorrelationID, p.reply.Resp)
+			p.encBuf = getRespBuf()
+			p.enc = AppendResponse((*p.encBuf)[:0], p.hdr.CorrelationID, p.reply.Resp)
 			p.reply.Resp = nil
 			queued.add(int64(len(p.enc)))
 			s.Metrics.queuedResponseBytes(int64(len(p.enc)))
@@ -492,7 +495,7 @@ func (s *Server) writeLoop(c net.Conn, queue <-chan pending, inFlight *atomic.In
 		if p.enc != nil {
 			queued.add(-int64(len(p.enc)))
 			s.Metrics.queuedResponseBytes(-int64(len(p.enc)))
-			putRespBuf(p.enc)
+			putRespBuf(p.encBuf, p.enc)
 		}
 		s.releaseRequest(p.reqBytes)
 		inFlight.Add(-1)
@@ -511,16 +514,17 @@ var respBufs sync.Pool
 
 const maxPooledResp = 1 << 20
 
-func getRespBuf() []byte {
+func getRespBuf() *[]byte {
 	if b, ok := respBufs.Get().(*[]byte); ok {
-		return (*b)[:0]
+		return b
 	}
-	return nil
+	return new([]byte)
 }
 
-func putRespBuf(b []byte) {
-	if cap(b) <= maxPooledResp {
-		respBufs.Put(&b)
+func putRespBuf(buf *[]byte, used []byte) {
+	if cap(used) <= maxPooledResp {
+		*buf = used[:0]
+		respBufs.Put(buf)
 	}
 }
 
