@@ -94,6 +94,8 @@ write_config() {
 	tls_cert_file = "$tls/server.pem"
 	tls_key_file = "$tls/server-key.pem"
 	tls_ca_file = "$tls/ca.pem"
+	# The nodes' own certificate principal; admitted on the SSL controller listener of a multi-node run.
+	super_users = ["User:CN=localhost"]
 
 	[log]
 	durability = "$durability"
@@ -108,6 +110,9 @@ write_config() {
 
 		[cluster]
 		voters = [$voters]
+		# Raft and the controller RPCs over TLS: every node presents the interop server certificate,
+		# whose principal is the controller plane's only super user.
+		controller_listener_protocol = "SSL"
 		# A stop takes every node down at once; the last ones have nobody to hand leadership to.
 		controlled_shutdown_timeout_ms = 5000
 		EOF

@@ -6,7 +6,9 @@
 #   scripts/interop-tls.sh [DIR]   (default .cache/interop-tls) prints DIR
 #
 # DIR/ca.pem          the CA certificate (clients' trust store)
-# DIR/server.pem      server certificate for 127.0.0.1 and localhost, signed by the CA
+# DIR/server.pem      server certificate for 127.0.0.1 and localhost, signed by the CA; it is also a
+#                     client certificate (Gregor nodes present it to each other on an SSL controller
+#                     listener)
 # DIR/server-key.pem  its unencrypted PKCS#8 key
 # DIR/server-keystore.pem  key and certificate in one file (Kafka's PEM key store)
 # DIR/other-ca.pem    an unrelated CA that signed nothing: clients trusting only it must be refused
@@ -21,7 +23,8 @@ die() { echo "interop-tls: $*" >&2; exit 1; }
 command -v openssl >/dev/null || die "openssl not found (apt-get install -y openssl)"
 mkdir -p "$DIR"
 if [[ -f "$DIR/server-keystore.pem" && -f "$DIR/ca.pem" && -f "$DIR/other-ca.pem" ]] &&
-	openssl x509 -checkend 86400 -noout -in "$DIR/server.pem" >/dev/null 2>&1; then
+	openssl x509 -checkend 86400 -noout -in "$DIR/server.pem" >/dev/null 2>&1 &&
+	openssl x509 -noout -text -in "$DIR/server.pem" 2>/dev/null | grep -q "TLS Web Client Authentication"; then
 	echo "$DIR"
 	exit 0
 fi
@@ -37,7 +40,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=Gregor interop unr
 	|| die "could not make the unrelated CA"
 openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tmp/key.pem" -out "$tmp/server.csr" 2>/dev/null \
 	|| die "could not make the server key"
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' >"$tmp/ext.cnf"
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n' >"$tmp/ext.cnf"
 openssl x509 -req -in "$tmp/server.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca-key.pem" -CAcreateserial \
 	-days 30 -sha256 -extfile "$tmp/ext.cnf" -out "$tmp/server.pem" 2>/dev/null || die "could not sign the server certificate"
 openssl pkcs8 -topk8 -nocrypt -in "$tmp/key.pem" -out "$tmp/server-key.pem" || die "could not convert the key to PKCS#8"

@@ -37,6 +37,8 @@ type inProcessBroker struct {
 	Addr    string
 	DataDir string
 	Config  config.Config
+	// HTTPAddr is the http listener's address when the config has one.
+	HTTPAddr string
 }
 
 // startBroker starts an in-process broker on 127.0.0.1:0 with its data in a
@@ -73,7 +75,7 @@ func startBroker(t testing.TB, modify ...func(*config.Config)) *inProcessBroker 
 			t.Errorf("broker did not stop within 30s of cancellation")
 		}
 	})
-	b := &inProcessBroker{Addr: srv.KafkaAddr(), DataDir: cfg.DataDir, Config: cfg}
+	b := &inProcessBroker{Addr: srv.KafkaAddr(), DataDir: cfg.DataDir, Config: cfg, HTTPAddr: srv.HTTPAddr()}
 	waitForBroker(t, b.Addr, done)
 	return b
 }

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"os"
@@ -66,6 +67,11 @@ func startChildClusterNet(t testing.TB, n int, proxied bool) *childCluster {
 			voters[id-1] = fmt.Sprintf("%d@%s", id, c.net.listen(id, ctrlBind[id]))
 		}
 	}
+	// The controller plane runs SSL, as a production cluster's should:
+	// every node presents the same node certificate, whose principal is
+	// the only super user.
+	pki := newTestPKI(t)
+	nodeCert, nodeKey, _ := pki.issue("node", pkix.Name{CommonName: "gregor-node"}, true)
 	quoted := make([]string, len(voters))
 	for i, v := range voters {
 		quoted[i] = fmt.Sprintf("%q", v)
@@ -91,15 +97,22 @@ broker_session_timeout_ms = 2000
 broker_heartbeat_interval_ms = 200
 controlled_shutdown_timeout_ms = 10000
 quorum_election_timeout_ms = 500
+controller_listener_protocol = "SSL"
 
 [replication]
 replica_lag_time_max_ms = 4000
 replica_fetch_wait_max_ms = 200
 replica_fetch_backoff_ms = 100
 
+[security]
+super_users = ["User:CN=gregor-node"]
+tls_cert_file = %q
+tls_key_file = %q
+tls_ca_file = %q
+
 [topics]
 auto_create = false
-`, id, nd.dataDir, kafkaBind[id], nd.addr, ctrlBind[id], strings.Join(quoted, ", "))
+`, id, nd.dataDir, kafkaBind[id], nd.addr, ctrlBind[id], strings.Join(quoted, ", "), nodeCert, nodeKey, pki.CAFile)
 		if err := os.WriteFile(nd.cfgPath, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}

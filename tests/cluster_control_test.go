@@ -21,15 +21,20 @@ import (
 type clusterNode struct {
 	id     int32
 	addr   string
+	ctrl   string // the controller listener
 	cancel context.CancelFunc
 	done   chan error
 }
 
 // startCluster starts n controller+broker nodes on loopback with short
 // broker sessions, and waits until each answers Metadata listing all n.
-func startCluster(t *testing.T, n int) map[int32]*clusterNode {
+func startCluster(t *testing.T, n int, modify ...func(*config.Config)) map[int32]*clusterNode {
 	t.Helper()
-	return startClusterTuned(t, n, nil)
+	return startClusterTuned(t, n, func(c *config.Config) {
+		for _, m := range modify {
+			m(c)
+		}
+	})
 }
 
 // startClusterTuned is startCluster; tune adjusts every node's config
@@ -63,7 +68,7 @@ func startClusterTuned(t *testing.T, n int, tune func(*config.Config)) map[int32
 			t.Fatalf("node %d: server.New: %v", id, err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		node := &clusterNode{id: id, addr: srv.KafkaAddr(), cancel: cancel, done: make(chan error, 1)}
+		node := &clusterNode{id: id, addr: srv.KafkaAddr(), ctrl: cfg.Listeners.Controller, cancel: cancel, done: make(chan error, 1)}
 		go func() { node.done <- srv.Run(ctx) }()
 		nodes[id] = node
 	}

@@ -65,7 +65,7 @@ func (p *testPKI) write(path, typ string, der []byte) {
 
 // issue signs a certificate for subject and writes it and its key as
 // name.pem and name-key.pem. A server certificate names 127.0.0.1 and
-// localhost.
+// localhost and serves as a client certificate too.
 func (p *testPKI) issue(name string, subject pkix.Name, server bool) (certFile, keyFile string, serial *big.Int) {
 	p.t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -82,7 +82,9 @@ func (p *testPKI) issue(name string, subject pkix.Name, server bool) (certFile, 
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		// A broker's certificate also authenticates it to its peers
+		// (the controller listener requires client certificates).
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
 		tmpl.DNSNames = []string{"localhost"}
 	}

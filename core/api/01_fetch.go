@@ -105,12 +105,16 @@ func (b *Broker) fetchTopicName(version int16, t *kmsg.FetchRequestTopic) (strin
 
 func (b *Broker) fetchWaitChans(version int16, req *kmsg.FetchRequest) []<-chan struct{} {
 	var chans []<-chan struct{}
+	seen := make(map[fetchKey]struct{}, len(req.Topics))
 	for i := range req.Topics {
 		name, ok := b.fetchTopicName(version, &req.Topics[i])
 		if !ok {
 			continue
 		}
 		for _, rp := range req.Topics[i].Partitions {
+			if !isNew(seen, fetchKey{req.Topics[i].Topic, req.Topics[i].TopicID, rp.Partition}) {
+				continue
+			}
 			if p, ok := b.partition(name, rp.Partition); ok {
 				chans = append(chans, p.HighWatermarkChanged())
 			}
@@ -125,10 +129,16 @@ func (b *Broker) fetchWaitChans(version int16, req *kmsg.FetchRequest) []<-chan 
 func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	resp.SessionID = 0
-	maxBytes := int(req.MaxBytes)
-	if version < 3 || maxBytes <= 0 {
-		maxBytes = 1<<31 - 1
+	// The broker's fetch.max.bytes caps what the request asks; a request
+	// asking for nothing (or below v3, for no limit) still gets the first
+	// batch, as in Kafka.
+	maxBytes := int(b.Config.Limits.FetchMaxBytes)
+	if version >= 3 {
+		maxBytes = max(0, min(maxBytes, int(req.MaxBytes)))
 	}
+	// A partition listed twice is read and answered once (Kafka keys the
+	// fetch by partition).
+	seen := make(map[fetchKey]struct{}, len(req.Topics))
 	total := 0
 	waitable := true
 	first := true
@@ -139,6 +149,9 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name, known := b.fetchTopicName(version, rt)
 		for _, rp := range rt.Partitions {
+			if k := (fetchKey{rt.Topic, rt.TopicID, rp.Partition}); !isNew(seen, k) {
+				continue
+			}
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
@@ -217,9 +230,26 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 				first = false
 			}
 		}
-		resp.Topics = append(resp.Topics, st)
+		if len(st.Partitions) > 0 || len(rt.Partitions) == 0 {
+			resp.Topics = append(resp.Topics, st)
+		}
 	}
 	return resp, total, waitable
+}
+
+// fetchKey names a partition of a fetch request by topic name or id.
+type fetchKey struct {
+	topic     string
+	id        [16]byte
+	partition int32
+}
+
+func isNew(seen map[fetchKey]struct{}, k fetchKey) bool {
+	if _, dup := seen[k]; dup {
+		return false
+	}
+	seen[k] = struct{}{}
+	return true
 }
 
 // divergence applies Kafka's check for a fetcher whose last fetched epoch

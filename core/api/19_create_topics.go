@@ -55,7 +55,7 @@ func (b *Broker) handleCreateTopics(r *protocol.Request) protocol.Reply {
 	}
 	results := map[string]controller.TopicResult{}
 	if len(reqs) > 0 {
-		ctx, cancel := b.ctx(req.TimeoutMillis)
+		ctx, cancel := b.adminCtx(r, req.TimeoutMillis)
 		for _, res := range b.Controller.CreateTopics(ctx, reqs, req.ValidateOnly) {
 			results[res.Name] = res
 		}

@@ -107,7 +107,7 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 	if len(names)+len(ids) == 0 {
 		return protocol.Reply{Resp: resp}
 	}
-	ctx, cancel := b.ctx(req.TimeoutMillis)
+	ctx, cancel := b.adminCtx(r, req.TimeoutMillis)
 	results := b.Controller.DeleteTopics(ctx, names, ids)
 	cancel()
 	deleted := false

@@ -44,7 +44,7 @@ func (b *Broker) handleCreateAcls(r *protocol.Request) protocol.Reply {
 		bindings = append(bindings, BindingFromACL(a))
 		at = append(at, i)
 	}
-	ctx, cancel := b.ctx(0)
+	ctx, cancel := b.adminCtx(r, 0)
 	defer cancel()
 	for j, err := range b.Controller.CreateACLs(ctx, bindings) {
 		if err != nil {

@@ -40,7 +40,7 @@ func (b *Broker) handleDeleteAcls(r *protocol.Request) protocol.Reply {
 		matchers = append(matchers, bindingMatcher(af))
 		at = append(at, i)
 	}
-	ctx, cancel := b.ctx(0)
+	ctx, cancel := b.adminCtx(r, 0)
 	defer cancel()
 	deleted, err := b.Controller.DeleteACLs(ctx, matchers)
 	for j, i := range at {

@@ -96,7 +96,7 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 	if len(reqs) == 0 {
 		return errs
 	}
-	ctx, cancel := b.ctx(0)
+	ctx, cancel := b.adminCtx(r, 0)
 	results := b.Controller.AlterConfigs(ctx, reqs, validateOnly)
 	cancel()
 	changed := false

@@ -62,7 +62,7 @@ func (b *Broker) handleCreatePartitions(r *protocol.Request) protocol.Reply {
 		return protocol.Reply{Resp: resp}
 	}
 
-	ctx, cancel := b.ctx(req.TimeoutMillis)
+	ctx, cancel := b.adminCtx(r, req.TimeoutMillis)
 	results := b.Controller.CreatePartitions(ctx, reqs, req.ValidateOnly)
 	cancel()
 	grown := false

@@ -66,7 +66,7 @@ func (b *Broker) handleElectLeaders(r *protocol.Request) protocol.Reply {
 	if !b.authorizeCluster(r, sdkauth.OpAlter) {
 		return fail(kerr.ClusterAuthorizationFailed.Code, "Cluster authorization failed.")
 	}
-	ctx, cancel := b.ctx(req.TimeoutMillis)
+	ctx, cancel := b.adminCtx(r, req.TimeoutMillis)
 	results, err := b.Controller.ElectLeaders(ctx, typ, parts)
 	cancel()
 	if err != nil {

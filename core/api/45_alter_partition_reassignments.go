@@ -54,7 +54,7 @@ func (b *Broker) handleAlterPartitionReassignments(r *protocol.Request) protocol
 	if len(reqs) == 0 {
 		return protocol.Reply{Resp: resp}
 	}
-	ctx, cancel := b.ctx(req.TimeoutMillis)
+	ctx, cancel := b.adminCtx(r, req.TimeoutMillis)
 	errs := b.Controller.AlterPartitionReassignments(ctx, reqs)
 	cancel()
 	for i, err := range errs {

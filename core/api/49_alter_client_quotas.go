@@ -42,7 +42,7 @@ func (b *Broker) handleAlterClientQuotas(r *protocol.Request) protocol.Reply {
 		}
 	}
 	if len(changes) > 0 {
-		ctx, cancel := b.ctx(0)
+		ctx, cancel := b.adminCtx(r, 0)
 		res := b.Controller.SetClientQuotas(ctx, changes)
 		cancel()
 		for j, err := range res {

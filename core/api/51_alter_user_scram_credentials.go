@@ -82,7 +82,7 @@ func (b *Broker) handleAlterUserScramCredentials(r *protocol.Request) protocol.R
 	// A user with any invalid part changes nothing.
 	dels, delUsers = keepValid(dels, delUsers, results)
 	ups, upUsers = keepValid(ups, upUsers, results)
-	ctx, cancel := b.ctx(0)
+	ctx, cancel := b.adminCtx(r, 0)
 	defer cancel()
 	delErrs, upErrs := b.Controller.AlterScramCredentials(ctx, dels, ups)
 	for i, err := range delErrs {

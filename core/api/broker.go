@@ -120,3 +120,14 @@ func (b *Broker) ctx(timeoutMs int32) (context.Context, context.CancelFunc) {
 	}
 	return ctx, cancel
 }
+
+// adminCtx is ctx for a metadata write that serves r: it carries r's
+// principal, which a write forwarded to the active controller takes along
+// (the controller refuses admin records without one).
+func (b *Broker) adminCtx(r *protocol.Request, timeoutMs int32) (context.Context, context.CancelFunc) {
+	ctx, cancel := b.ctx(timeoutMs)
+	if r.Conn == nil {
+		return ctx, cancel
+	}
+	return controller.WithPrincipal(ctx, r.Conn.Principal()), cancel
+}

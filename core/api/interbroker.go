@@ -39,6 +39,10 @@ type peerChannel int8
 const (
 	channelVerify peerChannel = iota
 	channelMarkers
+	// channelShareState carries share-partition state written to and read
+	// from a remote __share_group_state leader, which must not queue
+	// behind either of the others.
+	channelShareState
 )
 
 type peerKey struct {

@@ -44,6 +44,15 @@ type Cluster struct {
 	InterBrokerSASLMechanism string `toml:"inter_broker_sasl_mechanism"`
 	InterBrokerSASLUsername  string `toml:"inter_broker_sasl_username"`
 	InterBrokerSASLPassword  string `toml:"inter_broker_sasl_password"`
+	// ControllerListenerProtocol secures listeners.controller, which
+	// carries Raft and the controller RPCs: PLAINTEXT, SSL (security.tls_*
+	// with client certificates required), SASL_PLAINTEXT or SASL_SSL (with
+	// the inter_broker_sasl_* credentials). Only a peer whose principal is
+	// in security.super_users is accepted. Empty means PLAINTEXT.
+	ControllerListenerProtocol string `toml:"controller_listener_protocol"`
+	// AllowInsecureController lets a multi-node cluster with an authorizer
+	// run a PLAINTEXT controller listener that is reachable off the host.
+	AllowInsecureController bool `toml:"allow_insecure_controller"`
 }
 
 func defaultCluster() Cluster {
@@ -52,6 +61,7 @@ func defaultCluster() Cluster {
 		BrokerHeartbeatIntervalMs:   2000,
 		ControlledShutdownTimeoutMs: 30000,
 		QuorumElectionTimeoutMs:     1000,
+		ControllerListenerProtocol:  ProtocolPlaintext,
 	}
 }
 
@@ -157,8 +167,8 @@ func (c *Config) validateInterBroker(bad func(key, format string, args ...any) e
 	hasCreds := cl.InterBrokerSASLMechanism != "" || cl.InterBrokerSASLUsername != "" || cl.InterBrokerSASLPassword != ""
 	if hasCreds {
 		switch {
-		case !IsSASLProtocol(l.Protocol):
-			return bad("cluster.inter_broker_sasl_mechanism", "the inter-broker listener %s is %s, not SASL: its SASL credentials would never be used",
+		case !IsSASLProtocol(l.Protocol) && !IsSASLProtocol(c.ControllerProtocol()):
+			return bad("cluster.inter_broker_sasl_mechanism", "the inter-broker listener %s is %s, not SASL, nor is the controller listener: its SASL credentials would never be used",
 				l.Name, l.Protocol)
 		case cl.InterBrokerSASLMechanism == "":
 			return bad("cluster.inter_broker_sasl_mechanism", "must be set with inter_broker_sasl_username and inter_broker_sasl_password")

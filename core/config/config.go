@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -119,6 +120,45 @@ type Limits struct {
 	// listeners; 0 means unlimited (Kafka's max.connection.creation.rate).
 	// Per-address rates are client quotas on ip entities.
 	MaxConnectionCreationRate float64 `toml:"max_connection_creation_rate"`
+	// MaxConnectionsPerIPOverrides raises or lowers MaxConnectionsPerIP for
+	// some addresses, as "host:count,host:count" (Kafka's
+	// max.connections.per.ip.overrides); a host name is resolved at start.
+	MaxConnectionsPerIPOverrides string `toml:"max_connections_per_ip_overrides"`
+	// FetchMaxBytes caps the record bytes of one consumer fetch response
+	// whatever the request asks (Kafka's fetch.max.bytes); the first batch
+	// is still returned whole so a consumer always progresses.
+	FetchMaxBytes int32 `toml:"fetch_max_bytes"`
+	// QueuedMaxRequestBytes bounds the bytes of requests read but not yet
+	// answered, across all connections; reading pauses at the bound
+	// (Kafka's queued.max.request.bytes); -1 means unbounded.
+	QueuedMaxRequestBytes int64 `toml:"queued_max_request_bytes"`
+	// ConnectionMaxQueuedResponseBytes bounds the response bytes one
+	// connection may have waiting to be sent: at the bound the broker stops
+	// reading the connection's requests until its client reads (Kafka mutes
+	// the channel of a connection with an unsent response).
+	ConnectionMaxQueuedResponseBytes int64 `toml:"connection_max_queued_response_bytes"`
+}
+
+// ConnectionsPerIPOverrides parses MaxConnectionsPerIPOverrides; Validate
+// has checked it.
+func (l Limits) ConnectionsPerIPOverrides() (map[string]int, error) {
+	out := map[string]int{}
+	for _, e := range strings.Split(l.MaxConnectionsPerIPOverrides, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		i := strings.LastIndex(e, ":")
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not host:count", e)
+		}
+		n, err := strconv.Atoi(e[i+1:])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q: the count is not a non-negative integer", e)
+		}
+		out[strings.Trim(e[:i], "[]")] = n
+	}
+	return out, nil
 }
 
 // Transactions configures the transaction coordinator and its
@@ -286,7 +326,10 @@ func Default() Config {
 			DefaultReplicationFactor: 1,
 		},
 		Limits: Limits{
-			MaxRequestBytes: 100 << 20,
+			MaxRequestBytes:                  100 << 20,
+			FetchMaxBytes:                    55 << 20,
+			QueuedMaxRequestBytes:            -1,
+			ConnectionMaxQueuedResponseBytes: 1 << 20,
 		},
 		Security: defaultSecurity(),
 		Transactions: Transactions{
@@ -443,6 +486,19 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxConnectionsPerIP < 0 {
 		return bad("limits.max_connections_per_ip", "%d is negative", c.Limits.MaxConnectionsPerIP)
 	}
+	if _, err := c.Limits.ConnectionsPerIPOverrides(); err != nil {
+		return bad("limits.max_connections_per_ip_overrides", "%v", err)
+	}
+	if c.Limits.FetchMaxBytes < 1024 {
+		return bad("limits.fetch_max_bytes", "%d is below 1024", c.Limits.FetchMaxBytes)
+	}
+	if c.Limits.QueuedMaxRequestBytes != -1 && c.Limits.QueuedMaxRequestBytes < int64(c.Limits.MaxRequestBytes) {
+		return bad("limits.queued_max_request_bytes", "%d is neither -1 nor at least max_request_bytes %d",
+			c.Limits.QueuedMaxRequestBytes, c.Limits.MaxRequestBytes)
+	}
+	if c.Limits.ConnectionMaxQueuedResponseBytes < 1 {
+		return bad("limits.connection_max_queued_response_bytes", "%d is below 1", c.Limits.ConnectionMaxQueuedResponseBytes)
+	}
 	if !(c.Limits.MaxConnectionCreationRate >= 0) {
 		return bad("limits.max_connection_creation_rate", "%v is negative", c.Limits.MaxConnectionCreationRate)
 	}
@@ -456,6 +512,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateInterBroker(bad); err != nil {
+		return err
+	}
+	if err := c.validateControllerPlane(bad); err != nil {
 		return err
 	}
 	if err := c.validateExtensions(bad); err != nil {

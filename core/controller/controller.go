@@ -62,6 +62,12 @@ type Config struct {
 	// Advertised is the controller listener's address as peers dial it;
 	// empty means the Listener's address (a wildcard is not allowed then).
 	Advertised string
+	// PeerSecurity secures the controller listener (raft and the RPCs,
+	// in both directions); nil is PLAINTEXT, which admits anyone.
+	PeerSecurity PeerSecurity
+	// SuperUsers are the principals admitted on a secured controller
+	// listener (security.super_users).
+	SuperUsers []string
 	// SessionTimeout is broker.session.timeout.ms: the active controller
 	// fences a broker that has not heartbeated for this long. Zero never
 	// fences a silent broker.
@@ -170,12 +176,12 @@ func Open(cfg Config) (*Controller, error) {
 			c.store.Close()
 			return nil, errors.New("controller: voters are set but the controller listener is not")
 		}
-		c.mux, err = newMux(cfg.Listener, cfg.Advertised, c.log)
+		c.mux, err = newMux(cfg.Listener, cfg.Advertised, c.log, cfg.PeerSecurity, cfg.SuperUsers)
 		if err != nil {
 			c.store.Close()
 			return nil, err
 		}
-		c.peers = newPeerClient()
+		c.peers = newPeerClient(cfg.PeerSecurity)
 		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream: c.mux.raftStream(), MaxPool: 3, Timeout: 10 * time.Second,
 			Logger: newRaftLogger(cfg.Logger.With("component", "raft-transport")),

@@ -58,7 +58,11 @@
 //
 // With Config.Voters, raft runs among the voters over the controller
 // listener, which it shares with the controller RPCs (raft connections
-// open with a marker byte; the rest are Kafka frames). Every voter
+// open with a marker byte; the rest are Kafka frames). With
+// Config.PeerSecurity, every connection on that listener, in either
+// direction, is secured (TLS, a SASL exchange) before its first byte is
+// routed, and only Config.SuperUsers are admitted; forwarded admin records
+// carry the principal of the client they serve (see peer_security.go). Every voter
 // bootstraps from the same static voter list. A node that is not a voter
 // registers over the RPCs and the active controller adds it as a raft
 // non-voter, so every node applies the same log to its own image.

@@ -54,4 +54,7 @@ var (
 	// ErrCorrupt marks metadata on disk or in the log that cannot be decoded
 	// or violates the image's invariants.
 	ErrCorrupt = errors.New("corrupt metadata")
+	// ErrClusterAuthorization: CLUSTER_AUTHORIZATION_FAILED. A forwarded
+	// record needs the principal of an authorized client and has none.
+	ErrClusterAuthorization = errors.New("cluster authorization failed")
 )

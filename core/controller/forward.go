@@ -33,6 +33,10 @@ type forwardRequest struct {
 	ProducerIDs int32 `json:"producer_ids,omitempty"`
 	// Barrier asks only for the active controller's metadata offset.
 	Barrier bool `json:"barrier,omitempty"`
+	// Principal is the client whose request the forwarding broker
+	// authorized ("User:alice"); empty when the broker writes on its own
+	// behalf, which only some record kinds allow (ownBehalf).
+	Principal string `json:"principal,omitempty"`
 }
 
 // forwardResponse is the JSON body of a forwardKey response.
@@ -103,12 +107,13 @@ func (c *Controller) handleForward(ctx context.Context, body []byte) []byte {
 			if err != nil {
 				return fail(err)
 			}
-			switch r.kind() {
-			case typeController, typeRegisterBroker, typeBrokerState:
-				return fail(fmt.Errorf("controller: forwarded %s record: %w: not accepted from a peer", r.kind(), ErrInvalidRequest))
+			if err := checkForwardedKind(r.kind(), req.Principal); err != nil {
+				c.log.Warn("refused a forwarded record", "kind", r.kind(), "principal", req.Principal, "err", err)
+				return fail(err)
 			}
 			records[i] = r
 		}
+		c.log.Debug("proposing forwarded records", "records", len(records), "first_kind", records[0].kind(), "principal", req.Principal)
 		c.writeMu.Lock()
 		errs := c.proposeAsActive(ctx, records)
 		c.writeMu.Unlock()
@@ -162,7 +167,7 @@ func (c *Controller) forwardRecords(ctx context.Context, records []record) []err
 	if c.peers == nil || isLocalOnly(ctx) {
 		return setAll(fmt.Errorf("controller: node %d is not the active controller: %w", c.cfg.NodeID, ErrNotController))
 	}
-	req := &forwardRequest{Records: make([]json.RawMessage, len(records))}
+	req := &forwardRequest{Records: make([]json.RawMessage, len(records)), Principal: principalFrom(ctx)}
 	for i, r := range records {
 		data, err := encodeRecord(r)
 		if err != nil {
@@ -450,6 +455,8 @@ type peerClient struct {
 	conns  map[string]*peerConn
 	closed bool
 	corr   int32
+	// sec secures each new connection; nil is PLAINTEXT.
+	sec PeerSecurity
 }
 
 type peerConn struct {
@@ -457,7 +464,9 @@ type peerConn struct {
 	conn net.Conn
 }
 
-func newPeerClient() *peerClient { return &peerClient{conns: map[string]*peerConn{}} }
+func newPeerClient(sec PeerSecurity) *peerClient {
+	return &peerClient{conns: map[string]*peerConn{}, sec: sec}
+}
 
 func (p *peerClient) Close() {
 	p.mu.Lock()
@@ -499,6 +508,9 @@ func (p *peerClient) exchange(ctx context.Context, addr string, frame func(corr 
 		var d net.Dialer
 		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		conn, err := d.DialContext(dctx, "tcp", addr)
+		if err == nil && p.sec != nil {
+			conn, err = secureDial(dctx, p.sec, conn, addr)
+		}
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("controller: dial %s: %w: %w", addr, errPeerIO, err)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,12 +35,17 @@ type mux struct {
 	rpcConns  chan net.Conn
 	closed    chan struct{}
 	closeOnce sync.Once
+	// sec secures every connection before its first byte is routed; nil
+	// is PLAINTEXT. Only superUsers are admitted then.
+	sec        PeerSecurity
+	superUsers []string
+	refusals   refusalLog
 
 	mu    sync.Mutex // guards conns
 	conns map[net.Conn]struct{}
 }
 
-func newMux(ln net.Listener, advertise string, log *slog.Logger) (*mux, error) {
+func newMux(ln net.Listener, advertise string, log *slog.Logger, sec PeerSecurity, superUsers []string) (*mux, error) {
 	addr := ln.Addr()
 	if advertise != "" {
 		a, err := net.ResolveTCPAddr("tcp", advertise)
@@ -52,7 +58,7 @@ func newMux(ln net.Listener, advertise string, log *slog.Logger) (*mux, error) {
 		return nil, fmt.Errorf("controller: the controller listener %s is a wildcard address; set an advertised address", addr)
 	}
 	m := &mux{
-		ln: ln, advertise: addr, log: log,
+		ln: ln, advertise: addr, log: log, sec: sec, superUsers: superUsers,
 		raftConns: make(chan net.Conn),
 		rpcConns:  make(chan net.Conn),
 		closed:    make(chan struct{}),
@@ -89,10 +95,16 @@ func (m *mux) route(conn net.Conn) {
 		conn.Close()
 		return
 	}
-	br := bufio.NewReader(conn)
-	conn.SetReadDeadline(time.Now().Add(muxPeekTimeout))
+	sc := m.admit(conn)
+	if sc == nil {
+		m.untrack(conn)
+		conn.Close()
+		return
+	}
+	br := bufio.NewReader(sc)
+	sc.SetReadDeadline(time.Now().Add(muxPeekTimeout))
 	first, err := br.Peek(1)
-	conn.SetReadDeadline(time.Time{})
+	sc.SetReadDeadline(time.Time{})
 	if err != nil {
 		m.untrack(conn)
 		conn.Close()
@@ -103,7 +115,7 @@ func (m *mux) route(conn net.Conn) {
 		br.Discard(1)
 		target = m.raftConns
 	}
-	wrapped := &bufferedConn{Conn: conn, r: br, m: m}
+	wrapped := &bufferedConn{Conn: sc, raw: conn, r: br, m: m}
 	select {
 	case target <- wrapped:
 	case <-m.closed:
@@ -175,6 +187,14 @@ func (s *raftStream) Dial(address raft.ServerAddress, timeout time.Duration) (ne
 	if err != nil {
 		return nil, err
 	}
+	if s.m.sec != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		conn, err = secureDial(ctx, s.m.sec, conn, string(address))
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
 	conn.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write([]byte{raftMagic}); err != nil {
 		conn.Close()
@@ -187,13 +207,14 @@ func (s *raftStream) Dial(address raft.ServerAddress, timeout time.Duration) (ne
 // bufferedConn reads through the reader that peeked at the first byte.
 type bufferedConn struct {
 	net.Conn
-	r *bufio.Reader
-	m *mux
+	raw net.Conn // the accepted connection, as tracked
+	r   *bufio.Reader
+	m   *mux
 }
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func (c *bufferedConn) Close() error {
-	c.m.untrack(c.Conn)
+	c.m.untrack(c.raw)
 	return c.Conn.Close()
 }

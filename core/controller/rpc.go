@@ -274,6 +274,7 @@ var sentinels = []struct {
 	{ErrPreferredLeaderNotAvailable, kerr.PreferredLeaderNotAvailable},
 	{ErrEligibleLeadersNotAvailable, kerr.EligibleLeadersNotAvailable},
 	{ErrNoReassignmentInProgress, kerr.NoReassignmentInProgress},
+	{ErrClusterAuthorization, kerr.ClusterAuthorizationFailed},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 	{ErrCorrupt, kerr.UnknownServerError},
 }

@@ -44,14 +44,10 @@ var ErrNoKeyInCompactedTopic = errors.New("log: compacted topic cannot accept a 
 // cleanup policy includes compact. Decompression is bounded by
 // maxDecompressed bytes; a malformed batch is ErrCorrupt-class.
 func CheckCompactedKeys(b []byte, maxDecompressed int) error {
-	n := 0
-	err := record.Records(b, maxDecompressed, func(r record.Record) error {
-		if r.Key == nil {
-			return fmt.Errorf("%w (record %d)", ErrNoKeyInCompactedTopic, n)
-		}
-		n++
-		return nil
-	})
+	_, err := record.ValidateKeyed(b, maxDecompressed)
+	if errors.Is(err, record.ErrNullKey) {
+		return fmt.Errorf("%w: %w", ErrNoKeyInCompactedTopic, err)
+	}
 	return err
 }
 

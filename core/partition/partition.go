@@ -438,13 +438,12 @@ func (p *Partition) validate(records []byte, cfg Config) ([]record.Header, error
 	return headers, nil
 }
 
-func maxDecompressed(cfg Config) int {
-	limit := int(cfg.MaxMessageBytes) * 64
-	if limit < 64<<20 {
-		limit = 64 << 20
-	}
-	return limit
-}
+// maxDecompressed bounds what one produced batch may expand to. Validation
+// streams through a fixed buffer, so the bound is on the CPU a batch costs,
+// not on memory, and it does not scale with max.message.bytes.
+func maxDecompressed(Config) int { return maxDecompressedBytes }
+
+const maxDecompressedBytes = 1 << 30
 
 // Sync makes everything appended so far durable (group commit in the log).
 func (p *Partition) Sync() error {

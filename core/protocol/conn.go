@@ -59,6 +59,14 @@ type Server struct {
 	// Limiter, shared by a broker's listeners, bounds connections across
 	// all of them (total, per address, creation rate); nil is none.
 	Limiter *ConnLimiter
+	// MaxQueuedResponseBytes bounds the encoded response bytes one
+	// connection may have waiting to be written; at the bound nothing more
+	// is read from it. 0 means DefaultMaxQueuedResponseBytes.
+	MaxQueuedResponseBytes int64
+	// RequestBytes, shared by a broker's listeners, bounds the bytes of
+	// requests read and not yet answered (queued.max.request.bytes); nil
+	// is none.
+	RequestBytes *ByteBudget
 	// RequestQuota throttles clients for the time their requests take;
 	// nil is none.
 	RequestQuota RequestQuota
@@ -87,6 +95,9 @@ func (s *Server) defaults() {
 	}
 	if s.IdleTimeout <= 0 {
 		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.MaxQueuedResponseBytes <= 0 {
+		s.MaxQueuedResponseBytes = DefaultMaxQueuedResponseBytes
 	}
 	if s.HandshakeTimeout <= 0 {
 		s.HandshakeTimeout = 10 * time.Second
@@ -132,6 +143,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		if s.MaxConnections > 0 && s.open.Load() >= int64(s.MaxConnections) {
 			s.Logger.Warn("connection refused: limit reached", "remote", c.RemoteAddr(), "limit", s.MaxConnections)
+			s.Metrics.connRefused()
 			c.Close()
 			continue
 		}
@@ -144,6 +156,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		if !s.track(c, true) {
 			s.Logger.Warn("connection refused: per-address limit reached", "remote", c.RemoteAddr(), "limit", s.MaxConnectionsPerIP)
+			s.Metrics.connRefused()
 			s.Limiter.Release(ip)
 			c.Close()
 			continue
@@ -213,6 +226,14 @@ type pending struct {
 	raw []byte
 	// delay holds the response back (a failed authentication).
 	delay time.Duration
+	// enc is the response already encoded, counted in the connection's
+	// queued response bytes until it is written.
+	enc []byte
+	// encBuf is enc's pooled buffer, returned once it is written.
+	encBuf *[]byte
+	// reqBytes is the request frame's size, counted in RequestBytes until
+	// the response is written.
+	reqBytes int64
 }
 
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
@@ -246,10 +267,11 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 	queue := make(chan pending, s.MaxInFlight)
 	var inFlight atomic.Int64
+	queued := &ByteBudget{Max: s.MaxQueuedResponseBytes}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		s.writeLoop(c, queue, &inFlight, log)
+		s.writeLoop(c, queue, &inFlight, queued, log)
 	}()
 	defer func() {
 		close(queue)
@@ -258,12 +280,26 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		info.markClosed()
 	}()
 	enqueue := func(p pending) {
+		if p.reply.Resp != nil && p.reply.Later == nil {
+			// Encoded now, so that the bytes waiting for the client are
+			// known exactly and bound the connection.
+			p.encBuf = getRespBuf()
+			p.enc = AppendResponse((*p.encBuf)[:0], p.hdr.CorrelationID, p.reply.Resp)
+			p.reply.Resp = nil
+			queued.add(int64(len(p.enc)))
+			s.Metrics.queuedResponseBytes(int64(len(p.enc)))
+		}
 		inFlight.Add(1)
 		queue <- p
 	}
 
 	br := bufio.NewReaderSize(c, 64<<10)
 	for ctx.Err() == nil {
+		// Muted while the client leaves its responses unread, or while
+		// the broker holds queued_max_request_bytes of requests.
+		if !waitBelow(ctx, s.Metrics, queued, s.RequestBytes) {
+			return
+		}
 		if err := s.awaitFrame(c, br, &inFlight); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				log.Warn("closing connection", "err", err)
@@ -293,15 +329,20 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		s.Metrics.bytesIn(len(frame) + 4)
+		reqBytes := int64(len(frame) + 4)
+		s.RequestBytes.add(reqBytes)
+		s.Metrics.queuedRequestBytes(reqBytes)
 		start := time.Now()
 		key := int16(binary.BigEndian.Uint16(frame))
 		if err := info.admits(key, s.Now()); err != nil {
+			s.releaseRequest(reqBytes)
 			s.Metrics.requestError(key)
 			log.Warn("closing connection", "api_key", key, "err", err)
 			return
 		}
 		hdr, req, err := ParseRequest(s.Registry, frame)
 		if err != nil {
+			s.releaseRequest(reqBytes)
 			s.Metrics.requestError(hdr.Key)
 			log.Warn("closing connection after a bad request", "api_key", hdr.Key, "version", hdr.Version,
 				"correlation_id", hdr.CorrelationID, "client_id", hdr.ClientID, "err", err)
@@ -319,7 +360,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			applyThrottle(&reply, throttle)
 			s.Metrics.throttled()
 		}
-		p := pending{hdr: hdr, reply: reply, start: start}
+		p := pending{hdr: hdr, reply: reply, start: start, reqBytes: reqBytes}
 		if ferr := info.takeFailure(); ferr != nil {
 			s.Metrics.authFailed()
 			log.Warn("authentication failed", "principal", info.Principal(), "err", ferr)
@@ -328,6 +369,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			s.Metrics.authSucceeded()
 		}
 		if p.reply.None && !p.reply.Close {
+			s.releaseRequest(reqBytes)
 			s.Metrics.observe(hdr.Key, time.Since(start))
 			continue
 		}
@@ -446,12 +488,44 @@ func (s *Server) handle(api API, r *Request, log *slog.Logger) (reply Reply) {
 	return api.Handle(r)
 }
 
-func (s *Server) writeLoop(c net.Conn, queue <-chan pending, inFlight *atomic.Int64, log *slog.Logger) {
+func (s *Server) writeLoop(c net.Conn, queue <-chan pending, inFlight *atomic.Int64, queued *ByteBudget, log *slog.Logger) {
 	var out []byte
 	failed := false
 	for p := range queue {
 		s.writeOne(c, p, &out, &failed, log)
+		if p.enc != nil {
+			queued.add(-int64(len(p.enc)))
+			s.Metrics.queuedResponseBytes(-int64(len(p.enc)))
+			putRespBuf(p.encBuf, p.enc)
+		}
+		s.releaseRequest(p.reqBytes)
 		inFlight.Add(-1)
+	}
+}
+
+func (s *Server) releaseRequest(n int64) {
+	if n > 0 {
+		s.RequestBytes.add(-n)
+		s.Metrics.queuedRequestBytes(-n)
+	}
+}
+
+// respBufs recycles encoded response buffers of at most maxPooledResp.
+var respBufs sync.Pool
+
+const maxPooledResp = 1 << 20
+
+func getRespBuf() *[]byte {
+	if b, ok := respBufs.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
+func putRespBuf(buf *[]byte, used []byte) {
+	if cap(used) <= maxPooledResp {
+		*buf = used[:0]
+		respBufs.Put(buf)
 	}
 }
 
@@ -470,12 +544,17 @@ func (s *Server) writeOne(c net.Conn, p pending, out *[]byte, failed *bool, log 
 			p.reply.Close = true
 		}
 	}
+	wire := *out
 	switch {
+	case p.enc != nil:
+		wire = p.enc
 	case p.raw != nil:
 		*out = binary.BigEndian.AppendUint32((*out)[:0], uint32(len(p.raw)))
 		*out = append(*out, p.raw...)
+		wire = *out
 	case resp != nil:
 		*out = AppendResponse((*out)[:0], p.hdr.CorrelationID, resp)
+		wire = *out
 	default:
 		if p.reply.Close {
 			c.Close()
@@ -486,12 +565,15 @@ func (s *Server) writeOne(c net.Conn, p pending, out *[]byte, failed *bool, log 
 	// Counted before the write, so a client that has its answer can
 	// already see it in the metrics.
 	s.Metrics.observe(p.hdr.Key, time.Since(p.start))
-	if _, err := c.Write(*out); err != nil {
+	if err := writeAll(c, wire, s.IdleTimeout); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			log.Warn("closing connection: the client read none of its response", "idle", s.IdleTimeout)
+		}
 		*failed = true
 		c.Close()
 		return
 	}
-	s.Metrics.bytesOut(len(*out))
+	s.Metrics.bytesOut(len(wire))
 	if cap(*out) > 1<<20 {
 		*out = nil
 	}

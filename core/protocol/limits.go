@@ -47,7 +47,10 @@ func applyThrottle(reply *Reply, d time.Duration) {
 type ConnLimiter struct {
 	Max      int
 	MaxPerIP int
-	Rate     float64
+	// PerIPOverrides replace MaxPerIP for some addresses (Kafka's
+	// max.connections.per.ip.overrides); 0 there admits none.
+	PerIPOverrides map[string]int
+	Rate           float64
 	// IPRate returns an address's connection creation quota, if any.
 	IPRate func(ip string) (float64, bool)
 	// Now is the clock; nil means the wall clock.
@@ -92,7 +95,12 @@ func (l *ConnLimiter) Admit(ip string) Refusal {
 	switch {
 	case l.Max > 0 && l.open >= l.Max:
 		return RefusedTotal
-	case l.MaxPerIP > 0 && l.perIP[ip] >= l.MaxPerIP:
+	}
+	if limit, ok := l.PerIPOverrides[ip]; ok {
+		if l.perIP[ip] >= limit {
+			return RefusedPerIP
+		}
+	} else if l.MaxPerIP > 0 && l.perIP[ip] >= l.MaxPerIP {
 		return RefusedPerIP
 	}
 	if l.Rate > 0 && !l.all.take(now, l.Rate) {

@@ -21,6 +21,9 @@ type Metrics struct {
 	authOK      prometheus.Counter
 	refused     prometheus.Counter
 	throttles   prometheus.Counter
+	muted       prometheus.Gauge
+	queuedResp  prometheus.Gauge
+	queuedReq   prometheus.Gauge
 }
 
 // NewMetrics registers the wire metrics with reg.
@@ -61,9 +64,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		throttles: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gregor_throttled_requests_total", Help: "Responses throttled for a client quota.",
 		}),
+		muted: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gregor_connections_muted", Help: "Kafka connections not read from while their responses are unsent or the request bytes are at queued_max_request_bytes.",
+		}),
+		queuedResp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gregor_queued_response_bytes", Help: "Encoded response bytes waiting to be written, all connections.",
+		}),
+		queuedReq: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gregor_queued_request_bytes", Help: "Bytes of requests read and not yet answered, all connections.",
+		}),
 	}
 	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted, m.authFail, m.authOK,
-		m.refused, m.throttles)
+		m.refused, m.throttles, m.muted, m.queuedResp, m.queuedReq)
 	return m
 }
 
@@ -135,5 +147,23 @@ func (m *Metrics) connRefused() {
 func (m *Metrics) throttled() {
 	if m != nil {
 		m.throttles.Inc()
+	}
+}
+
+func (m *Metrics) mutedBy(d float64) {
+	if m != nil {
+		m.muted.Add(d)
+	}
+}
+
+func (m *Metrics) queuedResponseBytes(d int64) {
+	if m != nil {
+		m.queuedResp.Add(float64(d))
+	}
+}
+
+func (m *Metrics) queuedRequestBytes(d int64) {
+	if m != nil {
+		m.queuedReq.Add(float64(d))
 	}
 }

@@ -55,6 +55,9 @@ const DefaultMaxPreAuthBytes = 512 << 10
 // (Kafka's connections.max.idle.ms).
 const DefaultIdleTimeout = 10 * time.Minute
 
+// DefaultMaxQueuedResponseBytes is Server.MaxQueuedResponseBytes when unset.
+const DefaultMaxQueuedResponseBytes = 1 << 20
+
 // DefaultFailedAuthDelay delays the answer to a failed authentication
 // (Kafka's connection.failed.authentication.delay.ms).
 const DefaultFailedAuthDelay = 100 * time.Millisecond

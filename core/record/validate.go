@@ -2,7 +2,6 @@ package record
 
 import (
 	"fmt"
-	"sync"
 )
 
 // checkFraming parses the header of b and checks the length field and CRC
@@ -37,37 +36,36 @@ func checkFraming(b []byte) (Header, error) {
 	return h, nil
 }
 
-// bufPool holds decompression buffers for Validate, which discards its output.
-var bufPool = sync.Pool{New: func() any { return new([]byte) }}
-
 // Validate checks that b is exactly one well-formed v2 batch: magic 2, a length
-// field matching len(b), a correct CRC-32C, and records that decode (after
-// decompression bounded by maxDecompressed bytes), number NumRecords, carry
-// offset deltas 0..n-1 in order and end at LastOffsetDelta. A batch with zero
-// records is returned without error; whether it is acceptable is the caller's
+// field matching len(b), a correct CRC-32C, and records that decode, number
+// NumRecords, carry offset deltas 0..n-1 in order and end at
+// LastOffsetDelta. A compressed batch is streamed through its decompressor
+// with a fixed buffer (see stream.go), never held whole; its decompressed
+// size is bounded by maxDecompressed bytes. A batch with zero records is
+// returned without error; whether it is acceptable is the caller's
 // decision. Errors are ErrCorrupt-class except ErrUnsupportedMagic and
 // ErrTooLarge.
 func Validate(b []byte, maxDecompressed int) (Header, error) {
+	return validate(b, maxDecompressed, false)
+}
+
+// ValidateKeyed is Validate that also requires every record to have a key
+// (a compacted topic's); a null key fails with ErrNullKey.
+func ValidateKeyed(b []byte, maxDecompressed int) (Header, error) {
+	return validate(b, maxDecompressed, true)
+}
+
+func validate(b []byte, maxDecompressed int, requireKey bool) (Header, error) {
 	h, err := checkFraming(b)
 	if err != nil {
 		return Header{}, err
 	}
 	body := b[HeaderSize:]
-	var pooled *[]byte
 	if c := h.Codec(); c != CodecNone {
-		pooled = bufPool.Get().(*[]byte)
-		defer func() {
-			// Keep only modest buffers so one huge batch does not pin memory.
-			if cap(*pooled) <= 4<<20 {
-				bufPool.Put(pooled)
-			}
-		}()
-		out, err := decompressAppend((*pooled)[:0], c, body, maxDecompressed)
-		*pooled = out
-		if err != nil {
+		if err := validateStream(h, c, body, maxDecompressed, requireKey); err != nil {
 			return Header{}, err
 		}
-		body = out
+		return h, nil
 	}
 	rr := recordReader{b: body}
 	n := 0
@@ -81,6 +79,9 @@ func Validate(b []byte, maxDecompressed int) (Header, error) {
 		}
 		if r.OffsetDelta != int32(n) {
 			return Header{}, corruptf("record %d has offset delta %d", n, r.OffsetDelta)
+		}
+		if requireKey && r.Key == nil {
+			return Header{}, fmt.Errorf("%w (record %d)", ErrNullKey, n)
 		}
 		n++
 	}

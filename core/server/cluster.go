@@ -68,7 +68,7 @@ func (s *Server) controllerAdvertised() string {
 // controllerConfig configures this node's member of the metadata quorum:
 // the single embedded voter by default, or a voter or non-voter of
 // cluster.voters over listeners.controller.
-func (s *Server) controllerConfig() controller.Config {
+func (s *Server) controllerConfig() (controller.Config, error) {
 	cfg := controller.Config{
 		NodeID:         s.cfg.NodeID,
 		Dir:            filepath.Join(s.cfg.DataDir, MetadataDirName),
@@ -83,8 +83,13 @@ func (s *Server) controllerConfig() controller.Config {
 		cfg.Listener = s.ctrlLn
 		cfg.Advertised = s.controllerAdvertised()
 		cfg.ElectionTimeout = time.Duration(s.cfg.Cluster.QuorumElectionTimeoutMs) * time.Millisecond
+		sec, err := s.controllerPeerSecurity()
+		if err != nil {
+			return controller.Config{}, err
+		}
+		cfg.PeerSecurity, cfg.SuperUsers = sec, s.cfg.Security.SuperUsers
 	}
-	return cfg
+	return cfg, nil
 }
 
 // startBroker registers this node with the active controller and waits to

@@ -36,6 +36,9 @@ type security struct {
 	tls   *certReloader
 	// limiter bounds connections across every listener.
 	limiter *protocol.ConnLimiter
+	// requestBytes bounds the request bytes queued across every listener
+	// (limits.queued_max_request_bytes); nil is unbounded.
+	requestBytes *protocol.ByteBudget
 }
 
 // bindExtra binds [[listeners.extra]] and loads TLS files when a listener
@@ -134,7 +137,10 @@ func (s *Server) protocolServer(l *listener, b *api.Broker, m *protocol.Metrics)
 		Metrics:         m,
 		Security:        l.proto,
 		IdleTimeout:     time.Duration(sec.IdleMs) * time.Millisecond,
-		FailedAuthDelay: time.Duration(sec.FailedAuthDelayMs) * time.Millisecond,
+		RequestBytes:    s.sec.requestBytes,
+
+		MaxQueuedResponseBytes: s.cfg.Limits.ConnectionMaxQueuedResponseBytes,
+		FailedAuthDelay:        time.Duration(sec.FailedAuthDelayMs) * time.Millisecond,
 	}
 	if sec.FailedAuthDelayMs == 0 {
 		srv.FailedAuthDelay = -1
@@ -195,12 +201,18 @@ func (s *Server) wireSecurity(b *api.Broker, opts Options) error {
 	qc := auth.DefaultQuotaConfig()
 	qc.Now = s.now
 	b.Security.Quotas = auth.NewQuotas(qc)
+	overrides, err := perIPOverrides(s.cfg.Limits)
+	if err != nil {
+		return err
+	}
+	s.sec.requestBytes = protocol.NewByteBudget(s.cfg.Limits.QueuedMaxRequestBytes)
 	s.sec.limiter = &protocol.ConnLimiter{
-		Max:      s.cfg.Limits.MaxConnections,
-		MaxPerIP: s.cfg.Limits.MaxConnectionsPerIP,
-		Rate:     s.cfg.Limits.MaxConnectionCreationRate,
-		IPRate:   b.ConnectionRate,
-		Now:      s.now,
+		Max:            s.cfg.Limits.MaxConnections,
+		MaxPerIP:       s.cfg.Limits.MaxConnectionsPerIP,
+		PerIPOverrides: overrides,
+		Rate:           s.cfg.Limits.MaxConnectionCreationRate,
+		IPRate:         b.ConnectionRate,
+		Now:            s.now,
 	}
 	switch sec.Authorizer {
 	case "none":
@@ -332,3 +344,27 @@ func (r *certReloader) load() (*tls.Config, string, error) {
 }
 
 var _ sdkauth.Authorizer = (*auth.ACLAuthorizer)(nil)
+
+// perIPOverrides resolves limits.max_connections_per_ip_overrides to
+// addresses: a host name stands for every address it resolves to.
+func perIPOverrides(l config.Limits) (map[string]int, error) {
+	byHost, err := l.ConnectionsPerIPOverrides()
+	if err != nil {
+		return nil, fmt.Errorf("server: limits.max_connections_per_ip_overrides: %w", err)
+	}
+	out := map[string]int{}
+	for host, n := range byHost {
+		if ip := net.ParseIP(host); ip != nil {
+			out[ip.String()] = n
+			continue
+		}
+		addrs, err := net.LookupHost(host)
+		if err != nil {
+			return nil, fmt.Errorf("server: limits.max_connections_per_ip_overrides: %s: %w", host, err)
+		}
+		for _, a := range addrs {
+			out[a] = n
+		}
+	}
+	return out, nil
+}

@@ -78,7 +78,10 @@ type Server struct {
 	httpLn  net.Listener
 	// ctrlLn is listeners.controller in a multi-node cluster (nil
 	// otherwise); the controller owns it once opened.
-	ctrlLn  net.Listener
+	ctrlLn net.Listener
+	// ctrlRef is the open controller, for the controller plane's SASL
+	// credential lookups (nil until Open returns).
+	ctrlRef atomic.Pointer[controller.Controller]
 	serving atomic.Bool
 	opts    Options
 	sec     security
@@ -194,10 +197,15 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	ctrl, err := controller.Open(s.controllerConfig())
+	ccfg, err := s.controllerConfig()
 	if err != nil {
 		return err
 	}
+	ctrl, err := controller.Open(ccfg)
+	if err != nil {
+		return err
+	}
+	s.ctrlRef.Store(ctrl)
 	defer func() {
 		if cerr := ctrl.Close(); cerr != nil && err == nil {
 			err = cerr
