@@ -75,6 +75,11 @@
 // is not the active controller are planned locally and forwarded (see
 // forward.go).
 //
+// The metadata quorum (Kafka's DescribeQuorum) is answered by the active
+// controller from raft: leader, term as leader epoch, commit index as high
+// watermark, voters and non-voters (observers). Each node's log end offset
+// comes from its broker heartbeat (see quorum.go).
+//
 // # Snapshots
 //
 // The FSM snapshot is one JSON object:

@@ -245,6 +245,9 @@ func (c *Controller) forwardHeartbeat(ctx context.Context, hb Heartbeat) (Heartb
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.Version = 0
 	req.BrokerID, req.BrokerEpoch, req.CurrentMetadataOffset, req.WantShutdown = hb.NodeID, hb.Epoch, hb.MetadataOffset, hb.WantShutdown
+	if hb.LogEndOffset > 0 {
+		req.UnknownTags.Set(heartbeatLogEndTag, encodeLogEnd(hb.LogEndOffset))
+	}
 	var reply HeartbeatReply
 	err := c.callActive(ctx, "broker heartbeat", func(ctx context.Context, addr string) error {
 		var resp kmsg.BrokerHeartbeatResponse

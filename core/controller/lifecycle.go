@@ -97,7 +97,7 @@ func (s *BrokerSession) heartbeat(ctx context.Context, shutdown bool) (Heartbeat
 	shutdown = s.stopping
 	s.mu.Unlock()
 	reply, err := s.c.BrokerHeartbeat(hctx, Heartbeat{
-		NodeID: s.broker.NodeID, Epoch: s.Epoch(), MetadataOffset: int64(s.c.Image().Offset), WantShutdown: shutdown,
+		NodeID: s.broker.NodeID, Epoch: s.Epoch(), MetadataOffset: int64(s.c.Image().Offset), LogEndOffset: s.c.logEndOffset(), WantShutdown: shutdown,
 	})
 	if errors.Is(err, ErrStaleBrokerEpoch) || errors.Is(err, ErrBrokerNotRegistered) {
 		s.c.log.Warn("broker registration lost; registering again", "node", s.broker.NodeID, "err", err)
