@@ -85,6 +85,8 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 			// Dynamic broker configs, committed through the metadata log
 			// so that every broker applies them.
 			res.Type = controller.ResourceBroker
+		case c.typ == kmsg.ConfigResourceTypeClientMetrics:
+			res.Type = controller.ResourceClientMetrics
 		case c.typ != kmsg.ConfigResourceTypeTopic:
 			continue // a broker resource without changes: nothing to do
 		}
@@ -157,6 +159,8 @@ func (b *Broker) checkConfigChange(c configChange) *apiError {
 		return checkBrokerConfigOps(c.ops)
 	case c.typ == kmsg.ConfigResourceTypeBrokerLogger && !c.replace:
 		return b.checkLoggerChange(c)
+	case c.typ == kmsg.ConfigResourceTypeClientMetrics:
+		return checkClientMetricsChange(c)
 	}
 	return newAPIError(kerr.InvalidRequest, "Unknown resource type "+itoa(int64(c.typ)))
 }

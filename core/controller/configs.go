@@ -90,6 +90,8 @@ func describeResource(r ConfigResource) string {
 			return "cluster-wide broker default"
 		}
 		return "broker " + r.Name
+	case ResourceClientMetrics:
+		return fmt.Sprintf("client metrics subscription %q", r.Name)
 	}
 	return fmt.Sprintf("resource type %d %q", r.Type, r.Name)
 }
@@ -110,6 +112,11 @@ func (c *Controller) configDefs(im *Image, res ConfigResource) (func(string) (co
 			}
 		}
 		return lookupBrokerConfig, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
+	case ResourceClientMetrics:
+		if res.Name == "" {
+			return nil, nil, fmt.Errorf("controller: %s: %w: a subscription needs a name", describeResource(res), ErrInvalidRequest)
+		}
+		return lookupClientMetricsConfig, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
 	}
 	return nil, nil, fmt.Errorf("controller: %s: %w: unsupported resource type", describeResource(res), ErrInvalidRequest)
 }

@@ -37,7 +37,9 @@
 //	delete_topic       {"id":"<uuid>","name":"t"}
 //	create_partitions  {"topic_id":"<uuid>","partitions":[...]}  appended after the existing ones
 //	set_configs        {"resource":{"type":2,"name":"t"},"configs":{...}}
-//	                                                     the full explicit set; empty removes it
+//	                                                     the full explicit set; empty removes it;
+//	                                                     type 2 topic, 4 broker, 16 client-metrics
+//	                                                     subscription
 //	producer_ids       {"first":0,"count":1000}           first must equal the image's next id
 //	create_acls        {"acls":[{"resource_type":2,"resource_name":"t","pattern_type":3,
 //	                    "principal":"User:a","host":"*","operation":3,"permission":3}]}
