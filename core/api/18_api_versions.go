@@ -39,6 +39,9 @@ func (b *Broker) handleApiVersions(r *protocol.Request) protocol.Reply {
 	}
 	if r.Version >= 3 && resp.ErrorCode == 0 {
 		b.addFeatures(resp)
+		if r.Conn != nil {
+			r.Conn.SetClientSoftware(req.ClientSoftwareName, req.ClientSoftwareVersion)
+		}
 	}
 	return protocol.Reply{Resp: resp}
 }
