@@ -106,3 +106,26 @@ func TestListOffsetsEarliestPendingUpload(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteGroupsV3ErrorMessage: DeleteGroups v3 (Kafka 4.4) carries a
+// message with each group's error.
+func TestDeleteGroupsV3ErrorMessage(t *testing.T) {
+	b := startBroker(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDeleteGroupsRequest()
+	req.Groups = []string{"no-such-group"}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := resp.Groups[0]
+	if resp.Version != 3 || g.ErrorCode != kerr.GroupIDNotFound.Code || g.ErrorMessage == nil || *g.ErrorMessage == "" {
+		t.Fatalf("DeleteGroups v%d: %+v, want GROUP_ID_NOT_FOUND with a message", resp.Version, g)
+	}
+}
