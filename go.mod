@@ -26,6 +26,7 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.etcd.io/bbolt v1.4.3
 	google.golang.org/grpc v1.75.1
+	google.golang.org/protobuf v1.36.8
 )
 
 require (
@@ -69,7 +70,6 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	google.golang.org/protobuf v1.36.8 // indirect
 )
 
 replace github.com/gregorbroker/gregor/sdk => ./sdk

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs Apache Kafka's own tools (from the Maven jars, through scripts/kafka-ref.sh) against a
 # broker and records which work: kafka-topics, kafka-configs, kafka-consumer-groups,
-# kafka-get-offsets and kafka-dump-log on the broker's segment files.
+# kafka-get-offsets, kafka-metadata-quorum, kafka-client-metrics and kafka-dump-log on the broker's segment files.
 #   scripts/interop-tools.sh BOOTSTRAP DATA_DIR [OUT.md]
 # Exits non-zero when a tool the broker should support fails.
 set -uo pipefail
@@ -46,6 +46,12 @@ check "kafka-configs --describe --all (broker 1)" "log.segment.bytes" "$REF" kaf
 check "producer-perf (1000 records)" "1000 records sent" "$REF" producer-perf --topic "$TOPIC" --num-records 1000 --record-size 100 --throughput -1 --producer-props bootstrap.servers="$BOOT"
 check "kafka-get-offsets" "^$TOPIC:[0-9]+:[0-9]+" "$REF" kafka-get-offsets --bootstrap-server "$BOOT" --topic "$TOPIC"
 check "kafka-consumer-groups --list" "" "$REF" kafka-consumer-groups --bootstrap-server "$BOOT" --list
+check "kafka-metadata-quorum describe --status" "^HighWatermark: +[0-9]+" "$REF" kafka-metadata-quorum --bootstrap-server "$BOOT" describe --status
+check "kafka-metadata-quorum describe --replication" "Leader" "$REF" kafka-metadata-quorum --bootstrap-server "$BOOT" describe --replication
+check "kafka-client-metrics --alter" "Altered client metrics config" "$REF" kafka-client-metrics --bootstrap-server "$BOOT" --alter --name "$TOPIC" --metrics org.apache.kafka.producer. --interval 60000
+check "kafka-client-metrics --describe" "interval.ms=60000" "$REF" kafka-client-metrics --bootstrap-server "$BOOT" --describe --name "$TOPIC"
+check "kafka-configs --entity-type client-metrics --describe" "metrics=org.apache.kafka.producer." "$REF" kafka-configs --bootstrap-server "$BOOT" --entity-type client-metrics --describe
+check "kafka-client-metrics --delete" "Deleted client metrics config" "$REF" kafka-client-metrics --bootstrap-server "$BOOT" --delete --name "$TOPIC"
 # The producer's sticky partitioner may leave some partitions empty: take the largest segment.
 seg="$(ls -S "$DATA/$TOPIC"-*/*.log 2>/dev/null | head -1)"
 if [[ -n "$seg" ]]; then

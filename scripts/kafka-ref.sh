@@ -14,7 +14,7 @@
 #   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
 #       kafka-topics kafka-consumer-groups kafka-share-groups kafka-console-share-consumer
 #       kafka-console-producer kafka-configs kafka-acls kafka-dump-log kafka-storage
-#       kafka-get-offsets kafka-metadata-quorum producer-perf consumer-perf e2e-latency
+#       kafka-get-offsets kafka-metadata-quorum kafka-client-metrics producer-perf consumer-perf e2e-latency
 #     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:28092 --list
 #
 # Ports (chosen not to clash with Gregor's 28092 in the interop config):
@@ -27,7 +27,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
+KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
 CACHE="${GREGOR_CACHE:-$ROOT/.cache}"
 LIBS="$CACHE/kafka/$KAFKA_VERSION/libs"
 RUN="$CACHE/kafka-run"
@@ -37,9 +37,16 @@ SASL_PASS=interop-secret
 
 die() { echo "kafka-ref: $*" >&2; exit 1; }
 
-fetch() {
-	if [[ -f "$LIBS/.complete" ]]; then return 0; fi
+# check_java: Kafka 4.x brokers and tools need Java 17 or newer.
+check_java() {
 	command -v java >/dev/null || install_java
+	local major; major="$(java -version 2>&1 | sed -nE '1s/.*version "([0-9]+).*/\1/p')"
+	[[ -n "$major" && "$major" -ge 17 ]] || die "Apache Kafka $KAFKA_VERSION needs Java 17 or newer; java is ${major:-unknown} (set PATH or JAVA_HOME, e.g. /usr/lib/jvm/java-17-openjdk-amd64)"
+}
+
+fetch() {
+	check_java
+	if [[ -f "$LIBS/.complete" ]]; then return 0; fi
 	command -v mvn >/dev/null || install_maven
 	echo "kafka-ref: fetching Apache Kafka $KAFKA_VERSION jars into $LIBS" >&2
 	rm -rf "$LIBS"
@@ -76,6 +83,17 @@ tools_log4j() {
 		EOF
 	fi
 	echo "$f"
+}
+
+# first_class CLASS...: the first of these classes that the fetched Kafka jars hold (tools moved
+# from kafka.* to org.apache.kafka.tools between releases).
+first_class() {
+	fetch
+	local c
+	for c in "$@"; do
+		if grep -qlaF "${c//.//}.class" "$LIBS"/kafka*.jar; then echo "$c"; return 0; fi
+	done
+	die "none of $* is in Apache Kafka $KAFKA_VERSION's jars"
 }
 
 run_class() {
@@ -267,17 +285,13 @@ kafka-consumer-groups) run_class org.apache.kafka.tools.consumer.group.ConsumerG
 kafka-share-groups) run_class org.apache.kafka.tools.consumer.group.ShareGroupCommand "$@" ;;
 kafka-console-share-consumer) run_class org.apache.kafka.tools.consumer.ConsoleShareConsumer "$@" ;;
 kafka-console-producer) run_class org.apache.kafka.tools.ConsoleProducer "$@" ;;
-kafka-configs)
-	# Kafka 4.2 moved ConfigCommand from core (kafka.admin) to tools.
-	if unzip -l "$LIBS/kafka-tools-$KAFKA_VERSION.jar" 2>/dev/null | grep org/apache/kafka/tools/ConfigCommand.class >/dev/null; then
-		run_class org.apache.kafka.tools.ConfigCommand "$@"
-	fi
-	run_class kafka.admin.ConfigCommand "$@" ;;
+kafka-configs) run_class "$(first_class org.apache.kafka.tools.ConfigCommand kafka.admin.ConfigCommand)" "$@" ;;
 kafka-acls) run_class org.apache.kafka.tools.AclCommand "$@" ;;
-kafka-dump-log) run_class kafka.tools.DumpLogSegments "$@" ;;
+kafka-dump-log) run_class "$(first_class org.apache.kafka.tools.DumpLogSegments kafka.tools.DumpLogSegments)" "$@" ;;
 kafka-storage) run_class kafka.tools.StorageTool "$@" ;;
 kafka-get-offsets) run_class org.apache.kafka.tools.GetOffsetShell "$@" ;;
 kafka-metadata-quorum) run_class org.apache.kafka.tools.MetadataQuorumCommand "$@" ;;
+kafka-client-metrics) run_class org.apache.kafka.tools.ClientMetricsCommand "$@" ;;
 producer-perf) run_class org.apache.kafka.tools.ProducerPerformance "$@" ;;
 consumer-perf) run_class org.apache.kafka.tools.ConsumerPerformance "$@" ;;
 e2e-latency) run_class org.apache.kafka.tools.EndToEndLatency "$@" ;;

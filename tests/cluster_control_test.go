@@ -206,7 +206,7 @@ func TestClusterControlPlane(t *testing.T) {
 		status = mustCLI(t, 0, "", "cluster", "status", "--bootstrap", other.addr).stdout
 		return strings.Contains(status, fmt.Sprintf("Controller:  %d", md.Controller))
 	})
-	wantContains(t, "cluster status", status, "3 live, 0 fenced")
+	wantContains(t, "cluster status", status, "3 live, 0 fenced", "Metadata quorum: leader ", "Follower")
 	ctrlID = now.Controller
 
 	// A SIGTERM-style stop of a broker that is not the controller: its

@@ -30,7 +30,7 @@ func kafkaTools(t *testing.T) (script string, ok bool) {
 	}
 	version := os.Getenv("KAFKA_VERSION")
 	if version == "" {
-		version = "4.1.1"
+		version = "4.4.0"
 	}
 	if _, err := os.Stat(filepath.Join(cache, "kafka", version, "libs", ".complete")); err != nil {
 		return "", false

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sort"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -37,6 +39,28 @@ type clusterStatus struct {
 	UnderReplicated []statusPartition `json:"under_replicated"`
 	Offline         []statusPartition `json:"offline"`
 	Partitions      int               `json:"partitions"`
+	// Quorum is the metadata quorum (DescribeQuorum); nil when the
+	// cluster does not answer it.
+	Quorum *statusQuorum `json:"quorum,omitempty"`
+}
+
+// statusQuorum is the metadata log's raft state, as kafka-metadata-quorum
+// describe --status and --replication show it.
+type statusQuorum struct {
+	LeaderID      int32           `json:"leader_id"`
+	LeaderEpoch   int32           `json:"leader_epoch"`
+	HighWatermark int64           `json:"high_watermark"`
+	Replicas      []statusReplica `json:"replicas"`
+}
+
+type statusReplica struct {
+	ID           int32  `json:"id"`
+	Status       string `json:"status"` // Leader, Follower or Observer
+	LogEndOffset int64  `json:"log_end_offset"`
+	Lag          int64  `json:"lag"`
+	// Timestamps in Unix milliseconds; -1 when unknown.
+	LastFetchTimestamp    int64 `json:"last_fetch_timestamp"`
+	LastCaughtUpTimestamp int64 `json:"last_caught_up_timestamp"`
 }
 
 type statusBroker struct {
@@ -135,7 +159,62 @@ func fetchClusterStatus(ctx context.Context, rq kmsg.Requestor, adm *kadm.Client
 			}
 		}
 	}
+	q, err := fetchQuorum(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	st.Quorum = q
 	return st, nil
+}
+
+// fetchQuorum describes the metadata quorum; a cluster that does not
+// serve DescribeQuorum gives nil.
+func fetchQuorum(ctx context.Context, rq kmsg.Requestor) (*statusQuorum, error) {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, rq)
+	if errors.Is(err, kerr.UnsupportedVersion) || errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe quorum: %w", err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("describe quorum: %w", err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return nil, fmt.Errorf("describe quorum: %d topics in the answer, want 1", len(resp.Topics))
+	}
+	p := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return nil, fmt.Errorf("describe quorum: %w", err)
+	}
+	q := &statusQuorum{LeaderID: p.LeaderID, LeaderEpoch: p.LeaderEpoch, HighWatermark: p.HighWatermark, Replicas: []statusReplica{}}
+	var leaderEnd int64
+	for _, v := range p.CurrentVoters {
+		if v.ReplicaID == p.LeaderID {
+			leaderEnd = v.LogEndOffset
+		}
+	}
+	add := func(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, role string) {
+		for _, r := range rs {
+			status := role
+			if r.ReplicaID == p.LeaderID {
+				status = "Leader"
+			}
+			q.Replicas = append(q.Replicas, statusReplica{ID: r.ReplicaID, Status: status, LogEndOffset: r.LogEndOffset,
+				Lag: max(leaderEnd-r.LogEndOffset, 0), LastFetchTimestamp: r.LastFetchTimestamp, LastCaughtUpTimestamp: r.LastCaughtUpTimestamp})
+		}
+	}
+	add(p.CurrentVoters, "Follower")
+	add(p.Observers, "Observer")
+	return q, nil
 }
 
 func printClusterStatus(w io.Writer, st *clusterStatus) error {
@@ -168,6 +247,16 @@ func printClusterStatus(w io.Writer, st *clusterStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if q := st.Quorum; q != nil {
+		fmt.Fprintf(w, "\nMetadata quorum: leader %d, epoch %d, high watermark %d\n", q.LeaderID, q.LeaderEpoch, q.HighWatermark)
+		fmt.Fprintln(tw, "NODE\tSTATUS\tLOG END OFFSET\tLAG\tLAST FETCH\tLAST CAUGHT UP")
+		for _, r := range q.Replicas {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.LogEndOffset, r.Lag, msAgo(r.LastFetchTimestamp), msAgo(r.LastCaughtUpTimestamp))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for _, sec := range []struct {
 		title string
 		parts []statusPartition
@@ -185,4 +274,12 @@ func printClusterStatus(w io.Writer, st *clusterStatus) error {
 		}
 	}
 	return nil
+}
+
+// msAgo shows a Unix-millisecond timestamp as its age; -1 is unknown.
+func msAgo(ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d ms ago", max(time.Now().UnixMilli()-ms, 0))
 }

@@ -58,8 +58,13 @@ func TestStatusOutputAgainstABroker(t *testing.T) {
 		UnderReplicated []statusPartition `json:"under_replicated"`
 		Offline         []statusPartition `json:"offline"`
 		Partitions      int               `json:"partitions"`
+		Quorum          *statusQuorum     `json:"quorum"`
 	}
 	decode(t, cli("cluster", "status", "-o", "json"), &cs)
+	if q := cs.Quorum; q == nil || q.LeaderID != cs.ControllerID || q.HighWatermark < 1 || len(q.Replicas) != 1 ||
+		q.Replicas[0].Status != "Leader" || q.Replicas[0].Lag != 0 || q.Replicas[0].LogEndOffset < q.HighWatermark {
+		t.Fatalf("cluster status quorum: %+v", cs.Quorum)
+	}
 	if cs.ClusterID == "" || len(cs.Brokers) != 1 || cs.Brokers[0].Fenced || cs.Brokers[0].ID != cs.ControllerID ||
 		cs.UnderReplicated == nil || len(cs.UnderReplicated) != 0 || len(cs.Offline) != 0 || cs.Partitions < 2 {
 		t.Fatalf("cluster status: %+v", cs)

@@ -17,6 +17,9 @@ const (
 	listMaxTimestamp  = -3
 	listEarliestLocal = -4
 	listLatestTiered  = -5
+	// listEarliestPendingUpload is the first offset not yet copied to
+	// tiered storage (KIP-1023), from v11.
+	listEarliestPendingUpload = -6
 )
 
 func (b *Broker) handleListOffsets(r *protocol.Request) protocol.Reply {
@@ -71,9 +74,11 @@ func (b *Broker) listOffset(version int16, isolation int8, topic string, rp kmsg
 	case ts == listEarliest || ts == listEarliestLocal:
 		sp.Offset = off.LogStartOffset
 		sp.LeaderEpoch = epochAt(p.Log().EndOffsetForEpoch, epoch, off.LogStartOffset)
-	case ts == listLatestTiered:
+	case ts == listLatestTiered, ts == listEarliestPendingUpload && version >= 11:
 		// Nothing is tiered: Kafka answers -1 when there is no remote log.
 		sp.Offset = -1
+	case ts == listEarliestPendingUpload:
+		sp.ErrorCode = kerr.UnsupportedVersion.Code
 	case ts == listMaxTimestamp:
 		o, t, e, err := p.Log().MaxTimestamp()
 		if err != nil {

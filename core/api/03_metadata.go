@@ -25,6 +25,13 @@ func (b *Broker) handleMetadata(r *protocol.Request) protocol.Reply {
 
 	// v0 asks for every topic with an empty list; v1+ with a null one.
 	all := req.Topics == nil || (r.Version == 0 && len(req.Topics) == 0)
+	// A topic named by id (v10+) may still carry a name: the Java client
+	// sends "" rather than null. As in Kafka, a non-zero id decides.
+	for i := range req.Topics {
+		if req.Topics[i].TopicID != ([16]byte{}) {
+			req.Topics[i].Topic = nil
+		}
+	}
 	autoCreate := b.Config.Topics.AutoCreate && (r.Version < 4 || req.AllowAutoTopicCreation)
 	// Topics the principal may not describe are hidden from the full list
 	// and answered with TOPIC_AUTHORIZATION_FAILED when named, whether they

@@ -10,8 +10,9 @@ import (
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// OffsetCommit v2 is Apache Kafka 4's minimum (KIP-896).
-func init() { reg(8, 2, 9, (*Broker).handleOffsetCommit) }
+// OffsetCommit v2 is Apache Kafka 4's minimum (KIP-896); v10 names topics
+// by id (KIP-848), an unknown id answering UNKNOWN_TOPIC_ID.
+func init() { reg(8, 2, 10, (*Broker).handleOffsetCommit) }
 
 func (b *Broker) handleOffsetCommit(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.OffsetCommitRequest)
@@ -30,12 +31,21 @@ func (b *Broker) handleOffsetCommit(r *protocol.Request) protocol.Reply {
 	// each topic, before its existence is checked.
 	groupOK := b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, req.Group)
 	read := b.topicAuth(r, sdkauth.OpRead)
+	if r.Version >= 10 {
+		for i := range req.Topics {
+			req.Topics[i].Topic = topicNameByID(im, req.Topics[i].TopicID)
+		}
+	}
 	for i, rt := range req.Topics {
 		t, known := im.Topic(rt.Topic)
 		codes[i] = make([]int16, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			if !groupOK {
 				codes[i][j] = kerr.GroupAuthorizationFailed.Code
+				continue
+			}
+			if r.Version >= 10 && rt.Topic == "" {
+				codes[i][j] = kerr.UnknownTopicID.Code
 				continue
 			}
 			if !read.allowed(rt.Topic) {
@@ -76,7 +86,7 @@ func (b *Broker) handleOffsetCommit(r *protocol.Request) protocol.Reply {
 	}
 	for i, rt := range req.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
-		st.Topic = rt.Topic
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		for j, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
 			sp.Partition, sp.ErrorCode = rp.Partition, codes[i][j]

@@ -10,8 +10,8 @@ import (
 )
 
 // OffsetFetch v1 is Apache Kafka 4's minimum (KIP-896); v8+ asks for
-// several groups at once.
-func init() { reg(9, 1, 9, (*Broker).handleOffsetFetch) }
+// several groups at once; v10 names topics by id (KIP-848).
+func init() { reg(9, 1, 10, (*Broker).handleOffsetFetch) }
 
 // fetchedGroup is one group's answer, before it takes a version's shape.
 type fetchedGroup struct {
@@ -131,10 +131,27 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if r.Version >= 8 {
+		im := b.Controller.Image()
 		for _, rg := range req.Groups {
 			fr := group.FetchRequest{Group: rg.Group, MemberEpoch: rg.MemberEpoch}
 			if rg.MemberID != nil {
 				fr.MemberID = *rg.MemberID
+			}
+			// v10 names topics by id: an id no topic has is answered
+			// UNKNOWN_TOPIC_ID, after the others.
+			var unknownIDs []kmsg.OffsetFetchRequestGroupTopic
+			if r.Version >= 10 {
+				known := rg.Topics[:0:0]
+				for _, t := range rg.Topics {
+					if t.Topic = topicNameByID(im, t.TopicID); t.Topic == "" {
+						unknownIDs = append(unknownIDs, t)
+						continue
+					}
+					known = append(known, t)
+				}
+				if rg.Topics != nil {
+					rg.Topics = known
+				}
 			}
 			if rg.Topics != nil {
 				fr.Partitions = []group.TopicPartition{}
@@ -153,12 +170,29 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 			for _, t := range fg.topics {
 				st := kmsg.NewOffsetFetchResponseGroupTopic()
 				st.Topic = t
+				if r.Version >= 10 {
+					tt, ok := im.Topic(t)
+					if !ok {
+						continue // deleted: it has no id to be named by
+					}
+					st.TopicID = tt.ID
+				}
 				for _, f := range fg.parts[t] {
 					sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					sp.Partition, sp.Offset, sp.LeaderEpoch = f.Partition, f.Offset.Offset, f.LeaderEpoch
 					sp.ErrorCode = fg.code(f.TopicPartition)
 					md := f.Metadata
 					sp.Metadata = &md
+					st.Partitions = append(st.Partitions, sp)
+				}
+				sg.Topics = append(sg.Topics, st)
+			}
+			for _, t := range unknownIDs {
+				st := kmsg.NewOffsetFetchResponseGroupTopic()
+				st.TopicID = t.TopicID
+				for _, p := range t.Partitions {
+					sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					sp.Partition, sp.Offset, sp.LeaderEpoch, sp.ErrorCode = p, -1, -1, kerr.UnknownTopicID.Code
 					st.Partitions = append(st.Partitions, sp)
 				}
 				sg.Topics = append(sg.Topics, st)

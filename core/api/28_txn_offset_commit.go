@@ -10,14 +10,20 @@ import (
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// TxnOffsetCommit v0-5: offsets committed inside a transaction, visible to
+// TxnOffsetCommit v0-6: offsets committed inside a transaction, visible to
 // the group only once it commits. v5 is KIP-890 part 2: the offsets
-// partition joins the transaction implicitly, without AddOffsetsToTxn.
-func init() { reg(28, 0, 5, (*Broker).handleTxnOffsetCommit) }
+// partition joins the transaction implicitly, without AddOffsetsToTxn. v6
+// names topics by id (KIP-1319); an unknown id answers UNKNOWN_TOPIC_ID.
+func init() { reg(28, 0, 6, (*Broker).handleTxnOffsetCommit) }
 
 func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.TxnOffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	if r.Version >= 6 {
+		for i := range req.Topics {
+			req.Topics[i].Topic = topicNameByID(b.Controller.Image(), req.Topics[i].TopicID)
+		}
+	}
 	// pre holds, in request order, each partition's answer decided before the
 	// commit (topic authorization, unknown partitions); 0 means committed.
 	var pre []int16
@@ -25,7 +31,7 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 		i, j := 0, 0
 		for _, t := range req.Topics {
 			st := kmsg.NewTxnOffsetCommitResponseTopic()
-			st.Topic = t.Topic
+			st.Topic, st.TopicID = t.Topic, t.TopicID
 			for _, p := range t.Partitions {
 				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 				sp.Partition, sp.ErrorCode = p.Partition, code
@@ -62,6 +68,8 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 		for _, p := range t.Partitions {
 			code := int16(0)
 			switch {
+			case r.Version >= 6 && t.Topic == "":
+				code = kerr.UnknownTopicID.Code
 			case !readAuth.allowed(t.Topic):
 				code = kerr.TopicAuthorizationFailed.Code
 			case !ok || p.Partition < 0 || int(p.Partition) >= len(tt.Partitions):

@@ -90,6 +90,8 @@ func (b *Broker) describeResource(im *controller.Image, rr kmsg.DescribeConfigsR
 		}
 		// Gregor has no per-logger levels to list or change.
 		return []kmsg.DescribeConfigsResponseResourceConfig{}, nil
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return b.describeClientMetrics(im, rr.ResourceName, wanted, opts)
 	}
 	return nil, newAPIError(kerr.InvalidRequest, "Unsupported resource type: "+itoa(int64(rr.ResourceType)))
 }

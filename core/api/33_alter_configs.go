@@ -87,6 +87,8 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 			res.Type = controller.ResourceBroker
 		case c.typ == kmsg.ConfigResourceTypeGroupConfig:
 			res.Type = controller.ResourceGroup
+		case c.typ == kmsg.ConfigResourceTypeClientMetrics:
+			res.Type = controller.ResourceClientMetrics
 		case c.typ != kmsg.ConfigResourceTypeTopic:
 			continue // a broker resource without changes: nothing to do
 		}
@@ -164,6 +166,8 @@ func (b *Broker) checkConfigChange(c configChange) *apiError {
 		return b.checkLoggerChange(c)
 	case c.typ == kmsg.ConfigResourceTypeGroupConfig:
 		return b.checkGroupConfigOps(c)
+	case c.typ == kmsg.ConfigResourceTypeClientMetrics:
+		return checkClientMetricsChange(c)
 	}
 	return newAPIError(kerr.InvalidRequest, "Unknown resource type "+itoa(int64(c.typ)))
 }

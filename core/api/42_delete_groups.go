@@ -11,8 +11,8 @@ import (
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// DeleteGroups v0-2.
-func init() { reg(42, 0, 2, (*Broker).handleDeleteGroups) }
+// DeleteGroups v0-3; v3 adds a message to each group's error.
+func init() { reg(42, 0, 3, (*Broker).handleDeleteGroups) }
 
 func (b *Broker) handleDeleteGroups(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.DeleteGroupsRequest)
@@ -44,6 +44,9 @@ func (b *Broker) handleDeleteGroups(r *protocol.Request) protocol.Reply {
 				err = b.deleteShareGroup(id)
 			}
 			sg.ErrorCode = errCode(err)
+		}
+		if sg.ErrorCode != 0 && r.Version >= 3 {
+			sg.ErrorMessage = strPtr(kerr.ErrorForCode(sg.ErrorCode).(*kerr.Error).Message)
 		}
 		resp.Groups = append(resp.Groups, sg)
 	}

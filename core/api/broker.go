@@ -15,6 +15,7 @@ import (
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/replication"
+	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
 )
 
@@ -51,6 +52,9 @@ type Broker struct {
 	// Peers sends transaction markers and verifications to other brokers;
 	// nil reaches no other broker (a lone broker leads everything).
 	Peers *Peers
+	// Telemetry keeps the client metrics pushed with KIP-714; nil answers
+	// the telemetry APIs as a broker without client-metrics support.
+	Telemetry *telemetry.Store
 
 	syncMu sync.Mutex // serialises SyncPartitions
 

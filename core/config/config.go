@@ -42,6 +42,8 @@ type Config struct {
 	// Transactions configures the transaction coordinator.
 	Transactions Transactions `toml:"transactions"`
 	Security     Security     `toml:"security"`
+	// Telemetry bounds the client metrics pushed with KIP-714.
+	Telemetry Telemetry `toml:"telemetry"`
 	// Extensions are the WASM modules and plugin processes, by name.
 	Extensions map[string]Extension `toml:"extensions"`
 	// Mirrors are the mirrors this broker runs ([mirror.NAME]), each
@@ -379,6 +381,7 @@ func Default() Config {
 			GroupShareMinPartitionMaxRecordLocks: 100,
 			GroupShareMaxPartitionMaxRecordLocks: 4000,
 		},
+		Telemetry: defaultTelemetry(),
 	}
 }
 
@@ -521,6 +524,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Transactions.validate(bad); err != nil {
+		return err
+	}
+	if err := c.Telemetry.validate(bad); err != nil {
 		return err
 	}
 	return c.Groups.validate(bad)

@@ -17,6 +17,8 @@ type Heartbeat struct {
 	Epoch int64
 	// MetadataOffset is the last metadata offset the broker has applied.
 	MetadataOffset int64
+	// LogEndOffset is the broker's last raft log index (0: not reported).
+	LogEndOffset int64
 	// WantShutdown asks for a controlled shutdown.
 	WantShutdown bool
 	// LogDirOffline reports that the broker's log directory went offline
@@ -134,6 +136,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		return HeartbeatReply{}, fmt.Errorf("controller: broker %d: %w: %d, the registration's is %d", hb.NodeID, ErrStaleBrokerEpoch, hb.Epoch, br.Epoch)
 	}
 	c.sessions.touch(hb.NodeID, c.now())
+	c.recordProgress(hb)
 	reply := HeartbeatReply{CaughtUp: hb.MetadataOffset >= br.Epoch, Fenced: br.Fenced}
 	if hb.LogDirOffline && !br.LogDirOffline {
 		if err := c.takeLogDirOffline(ctx, im, br); err != nil {

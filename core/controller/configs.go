@@ -92,6 +92,8 @@ func describeResource(r ConfigResource) string {
 		return "broker " + r.Name
 	case ResourceGroup:
 		return fmt.Sprintf("group %q", r.Name)
+	case ResourceClientMetrics:
+		return fmt.Sprintf("client metrics subscription %q", r.Name)
 	}
 	return fmt.Sprintf("resource type %d %q", r.Type, r.Name)
 }
@@ -118,6 +120,11 @@ func (c *Controller) configDefs(im *Image, res ConfigResource) (func(string) (co
 		}
 		lookup := func(name string) (config.TopicConfigDef, bool) { return config.LookupGroupConfig(&c.cfg.Broker, name) }
 		return lookup, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
+	case ResourceClientMetrics:
+		if res.Name == "" {
+			return nil, nil, fmt.Errorf("controller: %s: %w: a subscription needs a name", describeResource(res), ErrInvalidRequest)
+		}
+		return lookupClientMetricsConfig, func(d config.TopicConfigDef) string { return d.BrokerDefault(&c.cfg.Broker) }, nil
 	}
 	return nil, nil, fmt.Errorf("controller: %s: %w: unsupported resource type", describeResource(res), ErrInvalidRequest)
 }

@@ -99,6 +99,9 @@ type Controller struct {
 
 	// sessions are the brokers' heartbeat times (active controller only).
 	sessions sessions
+	// progress is each quorum member's reported log end offset (active
+	// controller only).
+	progress quorumProgress
 	// mux splits the controller listener between raft and the RPCs; nil
 	// on a single node.
 	mux *mux
@@ -444,6 +447,7 @@ func (c *Controller) watchLeadership() {
 				// Every broker's session starts afresh under a new
 				// controller.
 				c.sessions.reset()
+				c.progress.reset()
 				c.addNonvoters()
 				c.setReady(true)
 				c.log.Info("active controller", "node", c.cfg.NodeID, "offset", c.Image().Offset)

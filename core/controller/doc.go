@@ -37,7 +37,9 @@
 //	delete_topic       {"id":"<uuid>","name":"t"}
 //	create_partitions  {"topic_id":"<uuid>","partitions":[...]}  appended after the existing ones
 //	set_configs        {"resource":{"type":2,"name":"t"},"configs":{...}}
-//	                                                     the full explicit set; empty removes it
+//	                                                     the full explicit set; empty removes it;
+//	                                                     type 2 topic, 4 broker, 16 client-metrics
+//	                                                     subscription
 //	producer_ids       {"first":0,"count":1000}           first must equal the image's next id
 //	create_acls        {"acls":[{"resource_type":2,"resource_name":"t","pattern_type":3,
 //	                    "principal":"User:a","host":"*","operation":3,"permission":3}]}
@@ -78,6 +80,11 @@
 // Partition leaders change ISRs with AlterPartition. Writes on a node that
 // is not the active controller are planned locally and forwarded (see
 // forward.go).
+//
+// The metadata quorum (Kafka's DescribeQuorum) is answered by the active
+// controller from raft: leader, term as leader epoch, commit index as high
+// watermark, voters and non-voters (observers). Each node's log end offset
+// comes from its broker heartbeat (see quorum.go).
 //
 // # Snapshots
 //

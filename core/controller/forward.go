@@ -257,6 +257,9 @@ func (c *Controller) forwardHeartbeat(ctx context.Context, hb Heartbeat) (Heartb
 	if hb.LogDirOffline {
 		req.OfflineLogDirs = [][16]byte{logDirID}
 	}
+	if hb.LogEndOffset > 0 {
+		req.UnknownTags.Set(heartbeatLogEndTag, encodeLogEnd(hb.LogEndOffset))
+	}
 	var reply HeartbeatReply
 	err := c.callActive(ctx, "broker heartbeat", func(ctx context.Context, addr string) error {
 		var resp kmsg.BrokerHeartbeatResponse

@@ -194,7 +194,7 @@ func readSnapshot(r io.Reader, clusterID string) (*Image, error) {
 	for _, c := range s.Configs {
 		res := ConfigResource{Type: c.Type, Name: c.Name}
 		switch {
-		case c.Type != ResourceTopic && c.Type != ResourceBroker:
+		case c.Type != ResourceTopic && c.Type != ResourceBroker && c.Type != ResourceClientMetrics:
 			return nil, bad("config resource type %d", c.Type)
 		case c.Type == ResourceTopic && im.Topics[c.Name] == nil:
 			return nil, bad("configs for missing topic %q", c.Name)

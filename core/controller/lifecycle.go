@@ -113,7 +113,7 @@ func (s *BrokerSession) heartbeat(ctx context.Context, shutdown bool) (Heartbeat
 	shutdown, offline := s.stopping, s.offline
 	s.mu.Unlock()
 	reply, err := s.c.BrokerHeartbeat(hctx, Heartbeat{
-		NodeID: s.broker.NodeID, Epoch: s.Epoch(), MetadataOffset: int64(s.c.Image().Offset), WantShutdown: shutdown,
+		NodeID: s.broker.NodeID, Epoch: s.Epoch(), MetadataOffset: int64(s.c.Image().Offset), LogEndOffset: s.c.logEndOffset(), WantShutdown: shutdown,
 		LogDirOffline: offline,
 	})
 	if errors.Is(err, ErrStaleBrokerEpoch) || errors.Is(err, ErrBrokerNotRegistered) {

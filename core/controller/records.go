@@ -225,7 +225,7 @@ func (r *configRecord) apply(b *builder, _ uint64) error {
 		if _, ok := b.im.Topics[r.Resource.Name]; !ok {
 			return fmt.Errorf("controller: topic %q: %w", r.Resource.Name, ErrUnknownTopic)
 		}
-	case ResourceBroker, ResourceGroup:
+	case ResourceBroker, ResourceGroup, ResourceClientMetrics:
 	default:
 		return fmt.Errorf("controller: config resource type %d: %w", r.Resource.Type, ErrInvalidRequest)
 	}

@@ -24,6 +24,7 @@ const (
 	keyBrokerRegistration = 62
 	keyBrokerHeartbeat    = 63
 	keyAlterPartition     = 56
+	keyDescribeQuorum     = 55
 	forwardKey            = 0x4752 // "GR"; far above Kafka's keys
 	forwardVersion        = 1
 )
@@ -118,7 +119,7 @@ func (c *Controller) handleFrame(frame []byte) ([]byte, error) {
 		return appendResponse(corr, false, body), nil
 	}
 	req := kmsg.RequestForKey(key)
-	if req == nil || (key != keyBrokerRegistration && key != keyBrokerHeartbeat && key != keyAlterPartition) {
+	if req == nil || (key != keyBrokerRegistration && key != keyBrokerHeartbeat && key != keyAlterPartition && key != keyDescribeQuorum) {
 		return nil, fmt.Errorf("controller: rpc: api key %d is not served on the controller listener", key)
 	}
 	if version < 0 || version > req.MaxVersion() {
@@ -142,6 +143,8 @@ func (c *Controller) handleFrame(frame []byte) ([]byte, error) {
 		resp = c.serveHeartbeat(ctx, r)
 	case *kmsg.AlterPartitionRequest:
 		resp = c.serveAlterPartition(ctx, r)
+	case *kmsg.DescribeQuorumRequest:
+		resp = c.serveDescribeQuorum(r)
 	}
 	return appendResponse(corr, resp.IsFlexible(), resp.AppendTo(nil)), nil
 }
@@ -188,8 +191,8 @@ func (c *Controller) serveRegistration(ctx context.Context, r *kmsg.BrokerRegist
 func (c *Controller) serveHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	reply, err := c.BrokerHeartbeat(ctx, Heartbeat{
-		NodeID: r.BrokerID, Epoch: r.BrokerEpoch, MetadataOffset: r.CurrentMetadataOffset, WantShutdown: r.WantShutdown,
-		LogDirOffline: len(r.OfflineLogDirs) > 0,
+		NodeID: r.BrokerID, Epoch: r.BrokerEpoch, MetadataOffset: r.CurrentMetadataOffset,
+		LogEndOffset: heartbeatLogEnd(r), WantShutdown: r.WantShutdown, LogDirOffline: len(r.OfflineLogDirs) > 0,
 	})
 	resp.ErrorCode = errorCode(err)
 	resp.IsCaughtUp, resp.IsFenced, resp.ShouldShutdown = reply.CaughtUp, reply.Fenced, reply.ShouldShutdown

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,7 @@ func kafkaLibs(t *testing.T) string {
 	}
 	version := os.Getenv("KAFKA_VERSION")
 	if version == "" {
-		version = "4.1.1"
+		version = "4.4.0"
 	}
 	libs := filepath.Join(cache, "kafka", version, "libs")
 	if _, err := os.Stat(filepath.Join(libs, ".complete")); err != nil {
@@ -34,6 +35,29 @@ func kafkaLibs(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// dumpLogClass is DumpLogSegments' class in the fetched jars: Kafka 4.4
+// has it in kafka-tools as org.apache.kafka.tools, 4.1 in kafka.tools.
+func dumpLogClass(t *testing.T, libs string) string {
+	jars, err := filepath.Glob(filepath.Join(libs, "kafka*.jar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, class := range []string{"org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments"} {
+		entry := []byte(strings.ReplaceAll(class, ".", "/") + ".class")
+		for _, jar := range jars {
+			b, err := os.ReadFile(jar)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, entry) {
+				return class
+			}
+		}
+	}
+	t.Fatalf("no DumpLogSegments class in %s", libs)
+	return ""
 }
 
 // TestKafkaDumpLogReadsOurFiles runs Kafka's own DumpLogSegments over the
@@ -61,7 +85,7 @@ func TestKafkaDumpLogReadsOurFiles(t *testing.T) {
 	if len(files) < 9 {
 		t.Fatalf("only %d files; want several segments", len(files))
 	}
-	cmd := exec.Command("java", "-Xmx256m", "-cp", filepath.Join(libs, "*"), "kafka.tools.DumpLogSegments",
+	cmd := exec.Command("java", "-Xmx256m", "-cp", filepath.Join(libs, "*"), dumpLogClass(t, libs),
 		"--deep-iteration", "--files", strings.Join(files, ","))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

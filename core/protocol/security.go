@@ -102,6 +102,23 @@ type ConnInfo struct {
 	failed        error
 	raw           RawAuth
 	authCount     int
+	softwareName  string
+	softwareVer   string
+}
+
+// SetClientSoftware records the client software name and version an
+// ApiVersions v3+ request stated (KIP-511).
+func (c *ConnInfo) SetClientSoftware(name, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.softwareName, c.softwareVer = name, version
+}
+
+// ClientSoftware is the client software name and version, "" if unknown.
+func (c *ConnInfo) ClientSoftware() (name, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.softwareName, c.softwareVer
 }
 
 // Principal is the authenticated principal ("User:alice"), or "" before

@@ -26,6 +26,7 @@ import (
 	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
@@ -238,6 +239,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		Logger:     s.logger,
 		Now:        s.now,
 		Done:       done,
+		Telemetry: telemetry.NewStore(telemetry.Config{
+			MaxBytes: s.cfg.Telemetry.MaxBytes, MaxSeries: s.cfg.Telemetry.MaxSeries, Now: s.now,
+		}),
 	}
 	logOpts := log.Options{Now: s.now, Logger: s.logger.With("component", "log"), FS: s.opts.LogFS,
 		OnOffline: func(dir string, err error) { s.logDirOffline(broker, session, dir, err) }}
@@ -286,7 +290,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
-	reg.MustRegister(partition.NewCollector(broker.Partitions).WithNodeID(s.cfg.NodeID), broker.MetricsCollector())
+	reg.MustRegister(partition.NewCollector(broker.Partitions).WithNodeID(s.cfg.NodeID), broker.MetricsCollector(), broker.Telemetry)
 	if broker.Extensions != nil {
 		reg.MustRegister(broker.Extensions)
 	}

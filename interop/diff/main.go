@@ -143,6 +143,7 @@ func run(gaddr, kaddr string) ([]Difference, []string, error) {
 	probeFetch(p, prefix)
 	probeDescribeConfigs(p, prefix)
 	probeAdmin(p, prefix)
+	probeQuorumAndTelemetry(p)
 	var diffs []Difference
 	keys := map[string]bool{}
 	for k := range p.g.facts {
@@ -183,6 +184,16 @@ func write(dir string, diffs []Difference, notes []string) error {
 	fmt.Fprintf(&m, "%s: %d differences.\n\n| fact | Gregor | Apache Kafka |\n|---|---|---|\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(diffs))
 	for _, d := range diffs {
 		fmt.Fprintf(&m, "| `%s` | %s | %s |\n", d.Fact, cell(d.Gregor), cell(d.Kafka))
+	}
+	explained := false
+	for _, d := range diffs {
+		if e, ok := explanations[d.Fact]; ok {
+			if !explained {
+				m.WriteString("\nExplained differences:\n\n")
+				explained = true
+			}
+			fmt.Fprintf(&m, "- `%s`: %s\n", d.Fact, e)
+		}
 	}
 	if len(notes) > 0 {
 		m.WriteString("\nNot compared:\n\n")

@@ -1,0 +1,16 @@
+package api
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/gregorbroker/gregor/core/controller"
+)
+
+// topicNameByID is the name of the topic with id in im, or "" when no
+// topic has it (requests that name topics by id answer UNKNOWN_TOPIC_ID).
+func topicNameByID(im *controller.Image, id [16]byte) string {
+	if t, ok := im.TopicsByID[uuid.UUID(id)]; ok {
+		return t.Name
+	}
+	return ""
+}
