@@ -18,7 +18,7 @@ func isrCommit(ctx context.Context, cl *kgo.Client, id int32, group, topic strin
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
 	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, isrTopicID(ctx, cl, topic) // v10 names topics by id
 	rp := kmsg.NewOffsetCommitRequestTopicPartition()
 	rp.Offset = offset
 	rt.Partitions = append(rt.Partitions, rp)
@@ -30,13 +30,23 @@ func isrCommit(ctx context.Context, cl *kgo.Client, id int32, group, topic strin
 	return resp.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, nil
 }
 
+// isrTopicID is topic's id as the cluster's metadata gives it (zero when
+// it cannot be had, which the broker answers UNKNOWN_TOPIC_ID).
+func isrTopicID(ctx context.Context, cl *kgo.Client, topic string) [16]byte {
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		return [16]byte{}
+	}
+	return md.Topics[topic].ID
+}
+
 // isrFetch returns the group's committed offset of topic-0 from broker id.
 func isrFetch(ctx context.Context, cl *kgo.Client, id int32, group, topic string) (int64, error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	rg := kmsg.NewOffsetFetchRequestGroup()
 	rg.Group = group
 	rt := kmsg.NewOffsetFetchRequestGroupTopic()
-	rt.Topic, rt.Partitions = topic, []int32{0}
+	rt.Topic, rt.TopicID, rt.Partitions = topic, isrTopicID(ctx, cl, topic), []int32{0} // v10 names topics by id
 	rg.Topics = append(rg.Topics, rt)
 	req.Groups = append(req.Groups, rg)
 	resp, err := cl.Broker(int(id)).Request(ctx, req)

@@ -184,7 +184,7 @@ func TestAuthorizationPerAPI(t *testing.T) {
 			r := kmsg.NewPtrOffsetCommitRequest()
 			r.Group, r.Generation = g, -1
 			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic = topic
+			rt.Topic, rt.TopicID = topic, td[topic].ID // v10 names topics by id
 			rp := kmsg.NewOffsetCommitRequestTopicPartition()
 			rp.Offset, rp.LeaderEpoch = 0, -1
 			rt.Partitions = append(rt.Partitions, rp)
@@ -199,7 +199,7 @@ func TestAuthorizationPerAPI(t *testing.T) {
 			rg := kmsg.NewOffsetFetchRequestGroup()
 			rg.Group = g
 			rt := kmsg.NewOffsetFetchRequestGroupTopic()
-			rt.Topic, rt.Partitions = topic, []int32{0}
+			rt.Topic, rt.TopicID, rt.Partitions = topic, td[topic].ID, []int32{0} // v10 names topics by id
 			rg.Topics = append(rg.Topics, rt)
 			r.Groups = append(r.Groups, rg)
 			return r

@@ -38,11 +38,17 @@ func BenchmarkOffsetCommit(b *testing.B) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
+			var topicID [16]byte // OffsetCommit v10 names topics by id
 			commit := func(off int64) error {
+				if topicID == ([16]byte{}) {
+					if md, err := adm.Metadata(ctx, "bench"); err == nil {
+						topicID = md.Topics["bench"].ID
+					}
+				}
 				req := kmsg.NewPtrOffsetCommitRequest()
 				req.Group, req.Generation = "bench", -1
 				rt := kmsg.NewOffsetCommitRequestTopic()
-				rt.Topic = "bench"
+				rt.Topic, rt.TopicID = "bench", topicID
 				rp := kmsg.NewOffsetCommitRequestTopicPartition()
 				rp.Offset = off
 				rt.Partitions = append(rt.Partitions, rp)
