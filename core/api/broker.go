@@ -57,6 +57,9 @@ type Broker struct {
 	regOnce sync.Once
 	reg     *protocol.Registry
 
+	sessOnce sync.Once
+	sessions *FetchSessions // consumer fetch sessions; see fetchSessions
+
 	pidMu   sync.Mutex // guards pidNext, pidEnd
 	pidNext int64
 	pidEnd  int64

@@ -37,12 +37,21 @@ var (
 		"A group's total lag.", []string{"group"}, nil)
 	descGroupMembers = prometheus.NewDesc("gregor_group_members",
 		"Members of a group.", []string{"group", "state"}, nil)
+	descFetchSessions = prometheus.NewDesc("gregor_fetch_sessions",
+		"Incremental fetch sessions cached (Kafka's NumIncrementalFetchSessions).", nil, nil)
+	descFetchSessionPartitions = prometheus.NewDesc("gregor_fetch_session_partitions",
+		"Partitions cached over all fetch sessions (Kafka's NumIncrementalFetchPartitionsCached).", nil, nil)
+	descFetchSessionEvictions = prometheus.NewDesc("gregor_fetch_session_evictions_total",
+		"Fetch sessions evicted to make room for a new one.", nil, nil)
+	descFetchSessionIncremental = prometheus.NewDesc("gregor_fetch_session_incremental_requests_total",
+		"Incremental fetch requests served from a session.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c *MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOffline, descURPCluster, descUnderMinISR, descPartitions, descBrokers,
-		descControllerActive, descMetadataOffset, descGroupLag, descGroupLagSum, descGroupMembers} {
+		descControllerActive, descMetadataOffset, descGroupLag, descGroupLagSum, descGroupMembers,
+		descFetchSessions, descFetchSessionPartitions, descFetchSessionEvictions, descFetchSessionIncremental} {
 		ch <- d
 	}
 }
@@ -81,6 +90,11 @@ func (c *MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descControllerActive, active)
 	gauge(descMetadataOffset, float64(im.Offset))
+	fs := b.fetchSessions().Stats()
+	gauge(descFetchSessions, float64(fs.Sessions))
+	gauge(descFetchSessionPartitions, float64(fs.Partitions))
+	ch <- prometheus.MustNewConstMetric(descFetchSessionEvictions, prometheus.CounterValue, float64(fs.Evictions))
+	ch <- prometheus.MustNewConstMetric(descFetchSessionIncremental, prometheus.CounterValue, float64(fs.Incremental))
 	if b.Groups == nil {
 		return
 	}
