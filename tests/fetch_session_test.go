@@ -3,6 +3,8 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +84,59 @@ func TestFetchSessionsFranzConsumer(t *testing.T) {
 	}
 	if n := metric(t, b.HTTPAddr, "gregor_fetch_session_incremental_requests_total"); n < 2 {
 		t.Errorf("gregor_fetch_session_incremental_requests_total = %v, want incremental fetches", n)
+	}
+}
+
+// TestFetchSessionsJavaConsumer runs Apache Kafka's ConsumerPerformance (the
+// Java group consumer) over six partitions with small partition fetches
+// (--fetch-size is max.partition.fetch.bytes), so
+// that it fetches many times: it must read every record, through incremental
+// fetches of its session. It needs the Kafka jars and java.
+func TestFetchSessionsJavaConsumer(t *testing.T) {
+	script, ok := kafkaTools(t)
+	if !ok {
+		t.Skip("Apache Kafka's jars or java are missing (scripts/kafka-ref.sh fetch)")
+	}
+	b := startBroker(t, func(c *config.Config) {
+		c.Listeners.HTTP = "127.0.0.1:0"
+		c.Groups.GroupInitialRebalanceDelayMs = 0
+	})
+	const topic, n = "java-sessions", 3000
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Small uncompressed batches, so that a partition fetch of 16 KiB
+	// returns a few of them.
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16384))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	if _, err := kadm.NewClient(prod).CreateTopic(ctx, 6, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		prod.Produce(ctx, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("%01024d", i))}, nil)
+	}
+	if err := prod.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, script, "consumer-perf", "--bootstrap-server", b.Addr, "--topic", topic,
+		"--messages", fmt.Sprint(n), "--group", "java-sessions", "--timeout", "60000", "--fetch-size", "16384").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "Exception") {
+		t.Fatalf("consumer-perf: %v\n%s", err, out)
+	}
+	// The data line: start, end, MB, MB.sec, nMsg, ...
+	var consumed string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Split(line, ", "); len(f) >= 5 && !strings.HasPrefix(line, "start.time") {
+			consumed = f[4]
+		}
+	}
+	if consumed != fmt.Sprint(n) {
+		t.Fatalf("consumer-perf read %q records, want %d:\n%s", consumed, n, out)
+	}
+	if m := metric(t, b.HTTPAddr, "gregor_fetch_session_incremental_requests_total"); m < 10 {
+		t.Errorf("gregor_fetch_session_incremental_requests_total = %v, want the Java consumer's incremental fetches", m)
 	}
 }
