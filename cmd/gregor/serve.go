@@ -41,6 +41,9 @@ cleanly: listeners close, logs are flushed and checkpointed.`,
 				logger.Warn("no config file; using defaults", "config", configPath)
 			}
 			opts := server.Options{Logger: logger}
+			if err := faultFS(&opts, logger); err != nil {
+				return err
+			}
 			closeExtensions, err := loader.Open(cmd.Context(), cfg, &opts, logger)
 			if err != nil {
 				return err

@@ -139,7 +139,7 @@ func (b *Broker) metadataTopic(r *protocol.Request, t *controller.Topic, include
 		mp.ISR = append([]int32{}, p.ISR...)
 		mp.OfflineReplicas = []int32{}
 		for _, id := range p.Replicas {
-			if b, ok := im.Brokers[id]; !ok || b.Fenced {
+			if b, ok := im.Brokers[id]; !ok || b.Fenced || b.LogDirOffline {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, id)
 			}
 		}

@@ -159,7 +159,7 @@ func describePartitions(im *controller.Image, t *controller.Topic, start, limit 
 		rp.LastKnownELR = []int32{}
 		rp.OfflineReplicas = []int32{}
 		for _, id := range p.Replicas {
-			if _, ok := im.Brokers[id]; !ok {
+			if b, ok := im.Brokers[id]; !ok || b.LogDirOffline {
 				rp.OfflineReplicas = append(rp.OfflineReplicas, id)
 			}
 		}

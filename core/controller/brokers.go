@@ -19,6 +19,9 @@ type Heartbeat struct {
 	MetadataOffset int64
 	// WantShutdown asks for a controlled shutdown.
 	WantShutdown bool
+	// LogDirOffline reports that the broker's log directory went offline
+	// after a storage error (Kafka's OfflineLogDirs, BrokerHeartbeat v1).
+	LogDirOffline bool
 }
 
 // HeartbeatReply is the controller's answer.
@@ -132,6 +135,13 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 	}
 	c.sessions.touch(hb.NodeID, c.now())
 	reply := HeartbeatReply{CaughtUp: hb.MetadataOffset >= br.Epoch, Fenced: br.Fenced}
+	if hb.LogDirOffline && !br.LogDirOffline {
+		if err := c.takeLogDirOffline(ctx, im, br); err != nil {
+			return reply, err
+		}
+		im = c.Image()
+		br = im.Brokers[hb.NodeID]
+	}
 
 	switch {
 	case hb.WantShutdown && br.Fenced:
@@ -174,6 +184,26 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		}
 	}
 	return reply, nil
+}
+
+// takeLogDirOffline records that br's log dir is offline and, in the same
+// proposal, moves its leaderships to other in-sync replicas and removes it
+// from every ISR it is in (Kafka's handling of offline log dirs in
+// ReplicationControlManager). The caller holds writeMu.
+func (c *Controller) takeLogDirOffline(ctx context.Context, im *Image, br Broker) error {
+	state := &brokerStateRecord{NodeID: br.NodeID, Epoch: br.Epoch, Fenced: br.Fenced,
+		ControlledShutdown: br.InControlledShutdown, LogDirOffline: true}
+	after, err := withRecord(im, state)
+	if err != nil {
+		return err
+	}
+	records := append([]record{state}, c.planBrokerLoss(after, br.NodeID)...)
+	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+		return err
+	}
+	c.log.Warn("broker log dir offline; moved its leaderships and removed it from ISRs", "node", br.NodeID,
+		"partition_changes", len(records)-1)
+	return nil
 }
 
 // ExpireSessions fences every unfenced broker not heard from within the

@@ -238,13 +238,20 @@ func (c *Controller) forwardRegistration(ctx context.Context, b Broker) (int64, 
 	return epoch, err
 }
 
+// logDirID names a broker's one log directory in OfflineLogDirs; the
+// controller only counts the entries.
+var logDirID = [16]byte{'g', 'r', 'e', 'g', 'o', 'r', '-', 'l', 'o', 'g', '-', 'd', 'i', 'r', 0, 1}
+
 func (c *Controller) forwardHeartbeat(ctx context.Context, hb Heartbeat) (HeartbeatReply, error) {
 	if c.peers == nil || isLocalOnly(ctx) {
 		return HeartbeatReply{}, fmt.Errorf("controller: node %d is not the active controller: %w", c.cfg.NodeID, ErrNotController)
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
-	req.Version = 0
+	req.Version = 1
 	req.BrokerID, req.BrokerEpoch, req.CurrentMetadataOffset, req.WantShutdown = hb.NodeID, hb.Epoch, hb.MetadataOffset, hb.WantShutdown
+	if hb.LogDirOffline {
+		req.OfflineLogDirs = [][16]byte{logDirID}
+	}
 	var reply HeartbeatReply
 	err := c.callActive(ctx, "broker heartbeat", func(ctx context.Context, addr string) error {
 		var resp kmsg.BrokerHeartbeatResponse

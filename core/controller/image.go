@@ -47,6 +47,11 @@ type Broker struct {
 	// InControlledShutdown is set while the broker's leaderships move away
 	// before it stops.
 	InControlledShutdown bool `json:"controlled_shutdown,omitempty"`
+	// LogDirOffline is set once the broker reported its log directory
+	// offline after a write or fsync error (Kafka's offline log dirs in the
+	// broker heartbeat): it may not lead or join an ISR until it registers
+	// again after a restart.
+	LogDirOffline bool `json:"log_dir_offline,omitempty"`
 	// ControllerAddress is where the node's controller listener (raft
 	// and controller RPCs) is reached; empty on a single node.
 	ControllerAddress string `json:"controller_address,omitempty"`
@@ -195,7 +200,7 @@ func (im *Image) Broker(id int32) (Broker, bool) {
 // registered, unfenced and not in controlled shutdown.
 func (im *Image) Usable(id int32) bool {
 	b, ok := im.Brokers[id]
-	return ok && !b.Fenced && !b.InControlledShutdown
+	return ok && !b.Fenced && !b.InControlledShutdown && !b.LogDirOffline
 }
 
 // LiveBrokerIDs lists the registered, unfenced brokers in ascending order.

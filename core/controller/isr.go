@@ -109,7 +109,7 @@ func planAlterPartition(im *Image, req AlterPartitionRequest) (*change, error) {
 			return nil, fmt.Errorf("%s: %w: ISR member %d is not a replica %v", where, ErrInvalidRequest, id, p.Replicas)
 		}
 		if id != p.Leader && !im.Usable(id) {
-			return nil, fmt.Errorf("%s: %w: broker %d is fenced, shutting down or not registered", where, ErrIneligibleReplica, id)
+			return nil, fmt.Errorf("%s: %w: broker %d is fenced, shutting down, without a log dir or not registered", where, ErrIneligibleReplica, id)
 		}
 	}
 	ch := newChange(t, req.Partition)

@@ -17,9 +17,25 @@ type BrokerSession struct {
 	broker   Broker
 	interval time.Duration
 
-	mu       sync.Mutex // guards epoch, stopping
+	mu       sync.Mutex // guards epoch, stopping, offline
 	epoch    int64
 	stopping bool // a controlled shutdown began: every heartbeat asks for it
+	offline  bool // the log dir went offline: every heartbeat reports it
+	// kick asks Run for a heartbeat now.
+	kick chan struct{}
+}
+
+// ReportLogDirOffline makes this and every later heartbeat report the
+// broker's log directory offline, so that the controller moves its
+// leaderships away; the next heartbeat is sent at once.
+func (s *BrokerSession) ReportLogDirOffline() {
+	s.mu.Lock()
+	s.offline = true
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
 }
 
 // StartBroker registers b (its NodeID must be this node's) and returns once
@@ -34,7 +50,7 @@ func (c *Controller) StartBroker(ctx context.Context, b Broker, interval time.Du
 	if interval <= 0 {
 		return nil, fmt.Errorf("controller: heartbeat interval %v: %w", interval, ErrInvalidRequest)
 	}
-	s := &BrokerSession{c: c, broker: b, interval: interval}
+	s := &BrokerSession{c: c, broker: b, interval: interval, kick: make(chan struct{}, 1)}
 	if err := s.register(ctx); err != nil {
 		return nil, err
 	}
@@ -94,10 +110,11 @@ func (s *BrokerSession) heartbeat(ctx context.Context, shutdown bool) (Heartbeat
 	if shutdown {
 		s.stopping = true
 	}
-	shutdown = s.stopping
+	shutdown, offline := s.stopping, s.offline
 	s.mu.Unlock()
 	reply, err := s.c.BrokerHeartbeat(hctx, Heartbeat{
 		NodeID: s.broker.NodeID, Epoch: s.Epoch(), MetadataOffset: int64(s.c.Image().Offset), WantShutdown: shutdown,
+		LogDirOffline: offline,
 	})
 	if errors.Is(err, ErrStaleBrokerEpoch) || errors.Is(err, ErrBrokerNotRegistered) {
 		s.c.log.Warn("broker registration lost; registering again", "node", s.broker.NodeID, "err", err)
@@ -117,9 +134,10 @@ func (s *BrokerSession) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			if _, err := s.heartbeat(ctx, false); err != nil && ctx.Err() == nil {
-				s.c.log.Warn("broker heartbeat failed", "node", s.broker.NodeID, "err", err)
-			}
+		case <-s.kick:
+		}
+		if _, err := s.heartbeat(ctx, false); err != nil && ctx.Err() == nil {
+			s.c.log.Warn("broker heartbeat failed", "node", s.broker.NodeID, "err", err)
 		}
 	}
 }

@@ -135,6 +135,9 @@ type brokerStateRecord struct {
 	Epoch              int64 `json:"epoch"`
 	Fenced             bool  `json:"fenced"`
 	ControlledShutdown bool  `json:"controlled_shutdown"`
+	// LogDirOffline marks the registration's log dir offline; it stays so
+	// for the registration's life, whatever later records say.
+	LogDirOffline bool `json:"log_dir_offline,omitempty"`
 }
 
 func (*brokerStateRecord) kind() string { return typeBrokerState }
@@ -148,6 +151,7 @@ func (r *brokerStateRecord) apply(b *builder, _ uint64) error {
 		return fmt.Errorf("controller: broker %d: %w: %d, the registration's is %d", r.NodeID, ErrStaleBrokerEpoch, r.Epoch, br.Epoch)
 	}
 	br.Fenced, br.InControlledShutdown = r.Fenced, r.ControlledShutdown
+	br.LogDirOffline = br.LogDirOffline || r.LogDirOffline
 	b.brokers()[r.NodeID] = br
 	return nil
 }

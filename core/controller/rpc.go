@@ -189,6 +189,7 @@ func (c *Controller) serveHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeat
 	resp := r.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	reply, err := c.BrokerHeartbeat(ctx, Heartbeat{
 		NodeID: r.BrokerID, Epoch: r.BrokerEpoch, MetadataOffset: r.CurrentMetadataOffset, WantShutdown: r.WantShutdown,
+		LogDirOffline: len(r.OfflineLogDirs) > 0,
 	})
 	resp.ErrorCode = errorCode(err)
 	resp.IsCaughtUp, resp.IsFenced, resp.ShouldShutdown = reply.CaughtUp, reply.Fenced, reply.ShouldShutdown

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // Kafka's checkpoint files are text: a version line ("0"), a count line, then
@@ -33,8 +34,8 @@ const maxCheckpointBytes = 64 << 20
 
 // readCheckpoint parses a checkpoint file into entries of fields fields each.
 // A missing file yields no entries and no error.
-func readCheckpoint(path string, fields int) ([][]string, error) {
-	f, err := os.Open(path)
+func readCheckpoint(fsys vfs.FS, path string, fields int) ([][]string, error) {
+	f, err := vfs.Open(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -101,30 +102,30 @@ func readCheckpoint(path string, fields int) ([][]string, error) {
 
 // writeCheckpoint atomically replaces a checkpoint file: write a temporary
 // file, fsync it, rename it over the old one, fsync the directory.
-func writeCheckpoint(path string, lines []string) error {
+func writeCheckpoint(fsys vfs.FS, path string, lines []string) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d\n%d\n", checkpointVersion, len(lines))
 	for _, l := range lines {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	return writeAtomic(path, b.Bytes())
+	return writeAtomic(fsys, path, b.Bytes())
 }
 
-func writeAtomic(path string, data []byte) error {
+func writeAtomic(fsys vfs.FS, path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := writeFileSync(tmp, data); err != nil {
+	if err := writeFileSync(fsys, tmp, data); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsys.Rename(tmp, path); err != nil {
 		return fmt.Errorf("log: %w", err)
 	}
-	return syncDir(filepath.Dir(path))
+	return syncDir(fsys, filepath.Dir(path))
 }
 
 // syncDir fsyncs a directory so renames and new files in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func syncDir(fsys vfs.FS, dir string) error {
+	d, err := vfs.Open(fsys, dir)
 	if err != nil {
 		return fmt.Errorf("log: %w", err)
 	}
@@ -145,8 +146,8 @@ type partitionKey struct {
 }
 
 // readOffsetsCheckpoint reads "<topic> <partition> <offset>" entries.
-func readOffsetsCheckpoint(path string) (map[partitionKey]int64, error) {
-	entries, err := readCheckpoint(path, 3)
+func readOffsetsCheckpoint(fsys vfs.FS, path string) (map[partitionKey]int64, error) {
+	entries, err := readCheckpoint(fsys, path, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func readOffsetsCheckpoint(path string) (map[partitionKey]int64, error) {
 
 // writeOffsetsCheckpoint writes "<topic> <partition> <offset>" entries sorted
 // by topic and partition.
-func writeOffsetsCheckpoint(path string, offsets map[partitionKey]int64) error {
+func writeOffsetsCheckpoint(fsys vfs.FS, path string, offsets map[partitionKey]int64) error {
 	keys := make([]partitionKey, 0, len(offsets))
 	for k := range offsets {
 		keys = append(keys, k)
@@ -179,5 +180,5 @@ func writeOffsetsCheckpoint(path string, offsets map[partitionKey]int64) error {
 	for i, k := range keys {
 		lines[i] = fmt.Sprintf("%s %d %d", k.topic, k.partition, offsets[k])
 	}
-	return writeCheckpoint(path, lines)
+	return writeCheckpoint(fsys, path, lines)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -15,8 +16,11 @@ import (
 // offset, then rewrites the segments from the start of the log up to there,
 // a group of segments at a time, keeping a record when no later record has
 // its key. Offsets never change; the gaps left behind are skipped by reads.
-// The active segment and anything reaching the caller's limit (the high
-// watermark) are never touched.
+// The active segment and anything reaching the caller's limit (the last
+// stable offset) are never touched. Committed transactional records compact
+// like any others and aborted ones are removed; a transaction marker stays
+// while data of its transaction is left below it, then gets a delete horizon
+// and is removed at a cleaning after delete.retention.ms (compact_txn.go).
 
 // DefaultMaxMapBytes bounds the memory of a cleaning's key map (Kafka's
 // log.cleaner.dedupe.buffer.size).
@@ -53,9 +57,11 @@ func CheckCompactedKeys(b []byte, maxDecompressed int) error {
 
 // CleanOptions are the caller's bounds for one cleaning.
 type CleanOptions struct {
-	// Limit is the first offset that may not be compacted: the high
-	// watermark (or the last stable offset once transactions exist).
-	// Segments holding any offset at or above it stay as they are.
+	// Limit is the first offset that may not be compacted: the last
+	// stable offset (Kafka's first uncleanable offset), never more, since
+	// transactional data below it is compacted as committed unless the
+	// aborted-transaction index says otherwise. Segments holding any
+	// offset at or above it stay as they are.
 	Limit int64
 	// MaxMapBytes bounds the key map; 0 means DefaultMaxMapBytes. When the
 	// dirty part does not fit, the cleaning stops at a segment boundary and
@@ -83,7 +89,7 @@ type CleanResult struct {
 // segRef is a segment as a cleaning saw it when it planned.
 type segRef struct {
 	s     *segment
-	f     *os.File
+	f     vfs.File
 	base  int64
 	next  int64 // offset after its last batch
 	upper int64 // the next segment's base: no offset of this one reaches it
@@ -137,7 +143,8 @@ func (l *Log) Clean(o CleanOptions) (res CleanResult, err error) {
 	if maxMap <= 0 {
 		maxMap = DefaultMaxMapBytes
 	}
-	keys, mapped, err := l.buildOffsetMap(p, maxMap)
+	aborted := l.abortedByProducer()
+	keys, mapped, err := l.buildOffsetMap(p, maxMap, aborted)
 	if err != nil {
 		return CleanResult{}, err
 	}
@@ -149,7 +156,7 @@ func (l *Log) Clean(o CleanOptions) (res CleanResult, err error) {
 	if err != nil {
 		return CleanResult{}, err
 	}
-	f := &filter{keys: keys, producers: producers, aborted: l.abortedByProducer(), now: p.now,
+	f := &filter{keys: keys, producers: producers, txns: newTxnTracker(aborted), now: p.now,
 		retention: p.cfg.DeleteRetentionMs, horizon: -1}
 	for _, g := range groupSegments(p.segs, p.cfg.SegmentBytes) {
 		if err := l.cleanGroup(p, g, f, &res); err != nil && err != errUnchanged {
@@ -170,7 +177,7 @@ func (l *Log) planClean(o CleanOptions) (cleanPlan, bool, error) {
 	if l.closed {
 		return cleanPlan{}, false, ErrClosed
 	}
-	if !l.cfg.Compact || l.failed != nil {
+	if !l.cfg.Compact || l.writable() != nil {
 		return cleanPlan{}, false, nil
 	}
 	p := cleanPlan{cfg: l.cfg, now: l.opts.Now().UnixMilli()}
@@ -248,7 +255,7 @@ func earliestHorizon(segs []segRef) (int64, error) {
 	h := int64(-1)
 	for _, r := range segs {
 		_, err := walkBatches(r.f, 0, r.size, walkOptions{base: r.base, minNext: r.base}, func(_ int64, bh record.Header) error {
-			if hasDeleteHorizon(bh) && !bh.IsControl() && (h < 0 || bh.FirstTimestamp < h) {
+			if hasDeleteHorizon(bh) && (h < 0 || bh.FirstTimestamp < h) {
 				h = bh.FirstTimestamp
 			}
 			return nil
@@ -299,12 +306,13 @@ func readBatches(r segRef, fn func(h record.Header, b []byte) error) error {
 }
 
 // buildOffsetMap maps every key of the dirty segments to its latest offset.
-// Transactional and control batches are left out: without the aborted
-// transaction index an aborted record must not hide a committed one, so
-// transactional data is kept whole and never shadows older records. It
-// returns how many of p.segs the map covers: all of them, or fewer when
+// Committed transactional records count like any others; aborted ones (by
+// the aborted-transaction index) and control batches are left out, so an
+// aborted record never hides a committed one, as in Kafka's cleaner. The
+// caller's limit keeps open transactions out: it is the last stable offset.
+// It returns how many of p.segs the map covers: all of them, or fewer when
 // maxBytes would be exceeded (never fewer than one dirty segment).
-func (l *Log) buildOffsetMap(p cleanPlan, maxBytes int64) (map[string]int64, int, error) {
+func (l *Log) buildOffsetMap(p cleanPlan, maxBytes int64, aborted map[int64][]AbortedTxn) (map[string]int64, int, error) {
 	keys := map[string]int64{}
 	var used int64
 	type undo struct {
@@ -316,7 +324,7 @@ func (l *Log) buildOffsetMap(p cleanPlan, maxBytes int64) (map[string]int64, int
 		undos = undos[:0]
 		full := false
 		err := readBatches(p.segs[i], func(h record.Header, b []byte) error {
-			if h.LastOffset() < p.firstDirty || h.IsControl() || h.IsTransactional() {
+			if h.LastOffset() < p.firstDirty || h.IsControl() || (h.IsTransactional() && isAborted(aborted, h)) {
 				return nil
 			}
 			return record.Records(b, maxRecordsBytes, func(r record.Record) error {

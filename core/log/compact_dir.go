@@ -45,7 +45,12 @@ func (d *Dir) Clean(limit func(l *Log) (offset int64, ok bool), maxMapBytes int6
 	}
 	if len(out) > 0 {
 		d.cpMu.Lock()
-		err := d.writeCleanerCheckpoint()
+		err := d.health.offline()
+		if err == nil {
+			if err = d.writeCleanerCheckpoint(); err != nil {
+				err = d.health.fail(err)
+			}
+		}
 		d.cpMu.Unlock()
 		if err != nil {
 			errs = append(errs, err)
@@ -65,7 +70,7 @@ func (d *Dir) writeCleanerCheckpoint() error {
 		}
 		l.mu.RUnlock()
 	}
-	if err := writeOffsetsCheckpoint(filepath.Join(d.path, cleanerOffsetFile), points); err != nil {
+	if err := writeOffsetsCheckpoint(d.opts.FS, filepath.Join(d.path, cleanerOffsetFile), points); err != nil {
 		return fmt.Errorf("log: cleaner checkpoint: %w", err)
 	}
 	return nil

@@ -32,7 +32,7 @@ func FuzzCompactBatch(f *testing.F) {
 			}
 			return nil
 		})
-		fl := &filter{keys: keys, producers: map[int64]int64{h.ProducerID: h.LastOffset()}, now: now, retention: 100, horizon: -1}
+		fl := &filter{keys: keys, producers: map[int64]int64{h.ProducerID: h.LastOffset()}, txns: newTxnTracker(nil), now: now, retention: 100, horizon: -1}
 		out, _, ferr := fl.filterBatch(nil, h, b, &CleanResult{})
 		if err != nil {
 			if ferr == nil && !h.IsControl() && !h.IsTransactional() {

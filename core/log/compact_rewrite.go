@@ -24,9 +24,9 @@ const (
 
 // filter decides, batch by batch, what a cleaning keeps.
 type filter struct {
-	keys      map[string]int64       // key -> latest offset in the dirty range
-	producers map[int64]int64        // producer id -> last offset of its last data batch
-	aborted   map[int64][]AbortedTxn // producer id -> its aborted transactions
+	keys      map[string]int64 // key -> latest offset in the dirty range
+	producers map[int64]int64  // producer id -> last offset of its last data batch
+	txns      *txnTracker      // the transactions met so far
 	now       int64
 	retention int64 // delete.retention.ms
 	// horizon is the earliest delete horizon of a written batch that still
@@ -39,7 +39,10 @@ type filter struct {
 // rewritten with the retained records, Kafka's empty batch, or nothing.
 // changed reports whether dst got anything but b.
 func (f *filter) filterBatch(dst []byte, h record.Header, b []byte, res *CleanResult) ([]byte, bool, error) {
-	if !h.IsControl() && h.IsTransactional() && f.isAborted(h) {
+	if h.IsControl() {
+		return f.filterMarker(dst, h, b, res)
+	}
+	if f.txns.onData(h) {
 		// Aborted data is removed, as Kafka's cleaner does: no reader may
 		// see it anyway once read_committed, and its abort marker and
 		// index entry stay. The producer's last batch keeps its header,
@@ -51,10 +54,7 @@ func (f *filter) filterBatch(dst []byte, h record.Header, b []byte, res *CleanRe
 		}
 		return dst, true, nil
 	}
-	if h.IsControl() || h.IsTransactional() {
-		// Kept whole: see buildOffsetMap.
-		return append(dst, b...), false, nil
-	}
+	// Non-transactional and committed transactional data compact alike.
 	f.kept.reset()
 	horizonSet := hasDeleteHorizon(h)
 	var total int64
@@ -109,18 +109,6 @@ func (f *filter) filterBatch(dst []byte, h record.Header, b []byte, res *CleanRe
 	return out, true, err
 }
 
-// isAborted reports whether a transactional batch belongs to one of its
-// producer's aborted transactions: those span the producer's batches from
-// the transaction's first offset to its abort marker.
-func (f *filter) isAborted(h record.Header) bool {
-	for _, t := range f.aborted[h.ProducerID] {
-		if h.BaseOffset >= t.FirstOffset && h.BaseOffset < t.LastOffset {
-			return true
-		}
-	}
-	return false
-}
-
 // abortedByProducer groups the aborted transactions of the log by producer.
 func (l *Log) abortedByProducer() map[int64][]AbortedTxn {
 	out := map[int64][]AbortedTxn{}
@@ -140,7 +128,7 @@ func (l *Log) cleanedPath(base int64, suffix, state string) string {
 func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (err error) {
 	base := g[0].base
 	path := l.cleanedPath(base, logSuffix, cleanedSuffix)
-	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	file, err := l.opts.FS.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("log: %s: compact: %w", l, err)
 	}
@@ -194,10 +182,10 @@ func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (
 	if err != nil {
 		return err
 	}
-	if err := writeFileSync(l.cleanedPath(base, indexSuffix, cleanedSuffix), sc.si.off); err != nil {
+	if err := writeFileSync(l.opts.FS, l.cleanedPath(base, indexSuffix, cleanedSuffix), sc.si.off); err != nil {
 		return err
 	}
-	if err := writeFileSync(l.cleanedPath(base, timeIndexSuffix, cleanedSuffix), sc.si.tim); err != nil {
+	if err := writeFileSync(l.opts.FS, l.cleanedPath(base, timeIndexSuffix, cleanedSuffix), sc.si.tim); err != nil {
 		return err
 	}
 	err = file.Close()
@@ -208,9 +196,9 @@ func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (
 	// Time-based retention of a segment without timestamps falls back to
 	// the file's age; the rewrite keeps that of the newest original.
 	if !mtime.IsZero() {
-		_ = os.Chtimes(path, mtime, mtime)
+		_ = l.opts.FS.Chtimes(path, mtime, mtime)
 	}
-	if err := l.swapIn(g, base, sc); err != nil {
+	if err := l.swapIn(g, base, sc, f); err != nil {
 		return err
 	}
 	res.BytesWritten += size
@@ -224,7 +212,7 @@ var errUnchanged = errors.New("log: compact: segment unchanged")
 // removeCleaned deletes the ".cleaned" files of base.
 func (l *Log) removeCleaned(base int64) {
 	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-		if err := os.Remove(l.cleanedPath(base, suffix, cleanedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := l.opts.FS.Remove(l.cleanedPath(base, suffix, cleanedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.logger.Warn("log: cannot remove compaction leftover", "error", err.Error())
 		}
 	}
@@ -232,7 +220,7 @@ func (l *Log) removeCleaned(base int64) {
 
 // swapIn replaces the segments of g with the compacted segment written as
 // ".cleaned" files at base, if g is still what the log holds.
-func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
+func (l *Log) swapIn(g []segRef, base int64, sc segScan, f *filter) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
@@ -254,18 +242,18 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 	if !valid {
 		return ErrCleanAborted
 	}
-	aborted, err := l.mergeTxnIndexes(g, base)
+	aborted, err := l.mergeTxnIndexes(g, base, f.txns.dropped)
 	if err != nil {
 		return err
 	}
 	// The compacted segment becomes the replacement of record: from here a
 	// crash completes the swap when the log is opened again.
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
-		if err := os.Rename(l.cleanedPath(base, suffix, cleanedSuffix), l.cleanedPath(base, suffix, swapSuffix)); err != nil {
+		if err := l.opts.FS.Rename(l.cleanedPath(base, suffix, cleanedSuffix), l.cleanedPath(base, suffix, swapSuffix)); err != nil {
 			return fmt.Errorf("log: %s: compact: %w", l, err)
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.opts.FS, l.dir); err != nil {
 		return err
 	}
 	for _, r := range g[1:] {
@@ -278,14 +266,14 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 	l.forgetUnflushed(first)
 	_ = first.close()
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
-		if err := os.Rename(l.cleanedPath(base, suffix, swapSuffix), filepath.Join(l.dir, segmentName(base, suffix))); err != nil {
+		if err := l.opts.FS.Rename(l.cleanedPath(base, suffix, swapSuffix), filepath.Join(l.dir, segmentName(base, suffix))); err != nil {
 			return l.fail(err)
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.opts.FS, l.dir); err != nil {
 		return l.fail(err)
 	}
-	ns, err := openSegment(l.dir, base, l.opts.Now())
+	ns, err := openSegment(l.opts.FS, l.dir, base, l.opts.Now())
 	if err != nil {
 		return l.fail(err)
 	}
@@ -304,23 +292,37 @@ func (l *Log) swapIn(g []segRef, base int64, sc segScan) error {
 // before the swap's commit point, atomically: until then the first segment
 // loads only the entries that lie in it (the others stay in their own
 // segments' files), and from then the compacted segment loads them all.
+// An entry whose abort marker this cleaning removed is left out: no data of
+// its transaction is left anywhere, so it is not missed on either side.
 // The caller holds mu.
-func (l *Log) mergeTxnIndexes(g []segRef, base int64) ([]AbortedTxn, error) {
+func (l *Log) mergeTxnIndexes(g []segRef, base int64, dropped map[AbortedTxn]bool) ([]AbortedTxn, error) {
 	var merged []AbortedTxn
+	n := 0
 	for _, r := range g {
-		merged = append(merged, r.s.aborted...)
+		n += len(r.s.aborted)
+		for _, a := range r.s.aborted {
+			if !dropped[a] {
+				merged = append(merged, a)
+			}
+		}
 	}
-	if len(merged) == len(g[0].s.aborted) {
+	if len(merged) == len(g[0].s.aborted) && n == len(merged) {
 		return merged, nil
 	}
+	if len(merged) == 0 {
+		if err := l.opts.FS.Remove(filepath.Join(l.dir, segmentName(base, txnIndexSuffix))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("log: %s: compact: %w", l, err)
+		}
+		return nil, syncDir(l.opts.FS, l.dir)
+	}
 	tmp := l.cleanedPath(base, txnIndexSuffix, cleanedSuffix)
-	if err := writeFileSync(tmp, EncodeAbortedTxns(merged)); err != nil {
+	if err := writeFileSync(l.opts.FS, tmp, EncodeAbortedTxns(merged)); err != nil {
 		return nil, fmt.Errorf("log: %s: compact: %w", l, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(l.dir, segmentName(base, txnIndexSuffix))); err != nil {
+	if err := l.opts.FS.Rename(tmp, filepath.Join(l.dir, segmentName(base, txnIndexSuffix))); err != nil {
 		return nil, fmt.Errorf("log: %s: compact: %w", l, err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.opts.FS, l.dir); err != nil {
 		return nil, err
 	}
 	return merged, nil

@@ -20,7 +20,7 @@ import (
 // dropped and rebuilt when the segment is loaded. Files of a compaction that
 // never reached the swap (".cleaned") are deleted by listSegments.
 func (l *Log) recoverSwaps() error {
-	entries, err := os.ReadDir(l.dir)
+	entries, err := l.opts.FS.ReadDir(l.dir)
 	if err != nil {
 		return fmt.Errorf("log: %s: %w", l, err)
 	}
@@ -75,12 +75,12 @@ func (l *Log) recoverSwaps() error {
 			delete(logs, old)
 		}
 		swap := filepath.Join(l.dir, segmentName(base, logSuffix)+swapSuffix)
-		if err := os.Rename(swap, filepath.Join(l.dir, segmentName(base, logSuffix))); err != nil {
+		if err := l.opts.FS.Rename(swap, filepath.Join(l.dir, segmentName(base, logSuffix))); err != nil {
 			return fmt.Errorf("log: %s: finish compaction: %w", l, err)
 		}
 		logs[base] = true
 	}
-	return syncDir(l.dir)
+	return syncDir(l.opts.FS, l.dir)
 }
 
 // checkSwap verifies the batches of a swap file and returns the offset after
@@ -88,7 +88,7 @@ func (l *Log) recoverSwaps() error {
 // never hold, is cut off with a warning like any torn segment.
 func (l *Log) checkSwap(base int64) (int64, error) {
 	path := filepath.Join(l.dir, segmentName(base, logSuffix)+swapSuffix)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := l.opts.FS.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return 0, fmt.Errorf("log: %s: %w", l, err)
 	}
@@ -118,7 +118,7 @@ func (l *Log) checkSwap(base int64) (int64, error) {
 }
 
 func (l *Log) removeFile(name string) error {
-	if err := os.Remove(filepath.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := l.opts.FS.Remove(filepath.Join(l.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("log: %s: %w", l, err)
 	}
 	return nil

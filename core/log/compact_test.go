@@ -325,7 +325,9 @@ func TestCleanProducerAndTransactionalBatches(t *testing.T) {
 	// Producer 7 writes twice; both batches are superseded later.
 	first := mustAppend(t, l, keyedBatch(t, keyedSpec{ts: ts, pid: 7, seq: 0}, k("p", "1"), k("q", "1")))
 	last := mustAppend(t, l, keyedBatch(t, keyedSpec{ts: ts, pid: 7, seq: 2}, k("p", "2"), k("q", "2")))
-	// A transactional batch and a control batch: kept whole.
+	// A committed transactional batch, superseded later like any other:
+	// emptied, but it is producer 9's last batch, so its header stays; its
+	// marker stays while that batch does.
 	txn := mustAppend(t, l, keyedBatch(t, keyedSpec{ts: ts, pid: 9, seq: 0, transactional: true}, k("p", "txn")))
 	ctl := mustAppend(t, l, keyedBatch(t, keyedSpec{ts: ts, pid: 9, transactional: true, control: true}, kv{key: []byte{0, 0, 0, 1}, value: []byte{0, 0, 0, 0, 0, 0}}))
 	// Keyless records are dropped, as Kafka's cleaner does.
@@ -346,8 +348,8 @@ func TestCleanProducerAndTransactionalBatches(t *testing.T) {
 	if !ok || h.NumRecords != 0 || h.LastOffsetDelta != 1 || h.BaseSequence != 2 || h.LastSequence() != 3 || h.ProducerID != 7 || h.ProducerEpoch != 3 {
 		t.Fatalf("producer 7's last batch: present %v, %+v; want an empty batch keeping its sequence", ok, h)
 	}
-	if h, ok := byBase[txn]; !ok || h.NumRecords != 1 || !h.IsTransactional() {
-		t.Fatalf("transactional batch: %v %+v", ok, h)
+	if h, ok := byBase[txn]; !ok || h.NumRecords != 0 || !h.IsTransactional() || h.ProducerID != 9 {
+		t.Fatalf("transactional batch: %v %+v; want producer 9's emptied last batch", ok, h)
 	}
 	if h, ok := byBase[ctl]; !ok || !h.IsControl() {
 		t.Fatalf("control batch: %v %+v", ok, h)

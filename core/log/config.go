@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // Config is the per-log configuration; the caller derives it from broker and
@@ -102,6 +104,14 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings about repairs; nil means slog.Default().
 	Logger *slog.Logger
+	// FS is the file system the logs live on; nil means the operating
+	// system's. Tests inject faults through it (vfs/errorfs).
+	FS vfs.FS
+	// OnOffline, when set, is called once when a write or fsync error takes
+	// a data dir offline (Kafka's LogDirFailureChannel), so that the broker
+	// can tell the controller and move leadership away. It must not call
+	// back into the log; it runs on a goroutine of its own.
+	OnOffline func(dir string, err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -110,6 +120,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 	return o
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -32,6 +31,9 @@ type Dir struct {
 	opts      Options
 	configFor func(topic string, partition int32) Config
 
+	// health is shared by every log of the dir; see dirHealth.
+	health *dirHealth
+
 	// cpMu serialises checkpoint writes.
 	cpMu sync.Mutex
 	// mu guards logs and closed.
@@ -47,20 +49,22 @@ type Dir struct {
 // DefaultConfig.
 func OpenDir(path string, opts Options, configFor func(topic string, partition int32) Config) (*Dir, error) {
 	opts = opts.withDefaults()
+	fsys := opts.FS
 	if configFor == nil {
 		configFor = func(string, int32) Config { return DefaultConfig() }
 	}
-	if err := os.MkdirAll(path, 0o755); err != nil {
+	if err := fsys.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("log: data dir: %w", err)
 	}
-	entries, err := os.ReadDir(path)
+	entries, err := fsys.ReadDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("log: data dir: %w", err)
 	}
-	d := &Dir{path: path, opts: opts, configFor: configFor, logs: map[partitionKey]*Log{}}
+	d := &Dir{path: path, opts: opts, configFor: configFor, logs: map[partitionKey]*Log{},
+		health: &dirHealth{path: path, onOffline: opts.OnOffline}}
 
 	marker := filepath.Join(path, cleanShutdownFile)
-	_, err = os.Lstat(marker)
+	_, err = fsys.Lstat(marker)
 	clean := err == nil
 	recoveryPoints := d.readOffsets(recoveryPointFile)
 	logStarts := d.readOffsets(logStartOffsetFile)
@@ -76,7 +80,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 		switch {
 		case strings.HasSuffix(name, deleteDirSuffix):
 			opts.Logger.Warn("log: removing partition directory marked for deletion", "path", full)
-			if err := os.RemoveAll(full); err != nil {
+			if err := fsys.RemoveAll(full); err != nil {
 				d.closeLogs()
 				return nil, fmt.Errorf("log: remove %s: %w", full, err)
 			}
@@ -98,7 +102,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 		}
 		k := partitionKey{topic, partition}
 		rp, ok := recoveryPoints[k]
-		st := loadState{recoveryPoint: rp, logStart: logStarts[k], clean: clean && ok}
+		st := loadState{recoveryPoint: rp, logStart: logStarts[k], clean: clean && ok, health: d.health}
 		cfg := configFor(topic, partition)
 		if err := cfg.Validate(); err != nil {
 			d.closeLogs()
@@ -120,11 +124,11 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 	}
 	// From here on a crash is an unclean shutdown.
 	if clean {
-		if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsys.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			d.closeLogs()
 			return nil, fmt.Errorf("log: remove clean shutdown marker: %w", err)
 		}
-		if err := syncDir(path); err != nil {
+		if err := syncDir(fsys, path); err != nil {
 			d.closeLogs()
 			return nil, err
 		}
@@ -139,7 +143,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 // readOffsets reads a data-dir checkpoint; a damaged one is logged and
 // treated as absent, which makes recovery conservative.
 func (d *Dir) readOffsets(name string) map[partitionKey]int64 {
-	m, err := readOffsetsCheckpoint(filepath.Join(d.path, name))
+	m, err := readOffsetsCheckpoint(d.opts.FS, filepath.Join(d.path, name))
 	if err != nil {
 		d.opts.Logger.Warn("log: ignoring unreadable checkpoint", "file", name, "reason", err.Error())
 		return map[partitionKey]int64{}
@@ -222,18 +226,21 @@ func (d *Dir) Create(topic string, partition int32, cfg Config) (*Log, error) {
 	if d.closed {
 		return nil, ErrClosed
 	}
+	if err := d.health.offline(); err != nil {
+		return nil, err
+	}
 	k := partitionKey{topic, partition}
 	if l, ok := d.logs[k]; ok {
 		return l, nil
 	}
 	dir := filepath.Join(d.path, fmt.Sprintf("%s-%d", topic, partition))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := d.opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("log: create %s: %w", dir, err)
 	}
-	if err := syncDir(d.path); err != nil {
+	if err := syncDir(d.opts.FS, d.path); err != nil {
 		return nil, err
 	}
-	l, err := openLog(dir, topic, partition, cfg, d.opts, loadState{clean: true})
+	l, err := openLog(dir, topic, partition, cfg, d.opts, loadState{clean: true, health: d.health})
 	if err != nil {
 		return nil, fmt.Errorf("log: create %s: %w", dir, err)
 	}
@@ -263,13 +270,13 @@ func (d *Dir) Delete(topic string, partition int32) error {
 	part := "-" + strconv.Itoa(int(partition))
 	keep := min(len(topic), 255-len(suffix)-len(part))
 	target := filepath.Join(d.path, topic[:keep]+part+suffix)
-	if err := os.Rename(l.dir, target); err != nil {
+	if err := d.opts.FS.Rename(l.dir, target); err != nil {
 		return fmt.Errorf("log: delete %s: %w", l.dir, err)
 	}
-	if err := syncDir(d.path); err != nil {
+	if err := syncDir(d.opts.FS, d.path); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(target); err != nil {
+	if err := d.opts.FS.RemoveAll(target); err != nil {
 		return fmt.Errorf("log: delete %s: %w", target, err)
 	}
 	return nil
@@ -280,6 +287,16 @@ func (d *Dir) Delete(topic string, partition int32) error {
 func (d *Dir) Checkpoint() error {
 	d.cpMu.Lock()
 	defer d.cpMu.Unlock()
+	if err := d.health.offline(); err != nil {
+		return err
+	}
+	if err := d.checkpointLocked(); err != nil {
+		return d.health.fail(err)
+	}
+	return nil
+}
+
+func (d *Dir) checkpointLocked() error {
 	rps, starts := map[partitionKey]int64{}, map[partitionKey]int64{}
 	for _, l := range d.Logs() {
 		l.mu.RLock()
@@ -289,10 +306,10 @@ func (d *Dir) Checkpoint() error {
 		}
 		l.mu.RUnlock()
 	}
-	if err := writeOffsetsCheckpoint(filepath.Join(d.path, recoveryPointFile), rps); err != nil {
+	if err := writeOffsetsCheckpoint(d.opts.FS, filepath.Join(d.path, recoveryPointFile), rps); err != nil {
 		return err
 	}
-	if err := writeOffsetsCheckpoint(filepath.Join(d.path, logStartOffsetFile), starts); err != nil {
+	if err := writeOffsetsCheckpoint(d.opts.FS, filepath.Join(d.path, logStartOffsetFile), starts); err != nil {
 		return err
 	}
 	if err := d.writeHighWatermarksLocked(); err != nil {
@@ -321,10 +338,15 @@ func (d *Dir) Close() error {
 	if err := d.Checkpoint(); err != nil {
 		errs = append(errs, err)
 	}
+	// An offline dir gets no clean-shutdown marker: the next start recovers
+	// every log from its last good recovery point.
+	if err := d.health.offline(); err != nil && len(errs) == 0 {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return writeAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(`{"version":0,"broker_epoch":-1}`))
+	return writeAtomic(d.opts.FS, filepath.Join(d.path, cleanShutdownFile), []byte(`{"version":0,"broker_epoch":-1}`))
 }
 
 func (d *Dir) closeLogs() {

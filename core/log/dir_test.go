@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 func TestCheckpointFiles(t *testing.T) {
@@ -77,12 +79,12 @@ func TestReadCheckpointErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "cp")
 			os.WriteFile(p, []byte(tt.body), 0o644)
-			if _, err := readOffsetsCheckpoint(p); !errors.Is(err, ErrCorrupt) {
+			if _, err := readOffsetsCheckpoint(vfs.Default, p); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("err = %v, want ErrCorrupt", err)
 			}
 		})
 	}
-	m, err := readOffsetsCheckpoint(filepath.Join(t.TempDir(), "missing"))
+	m, err := readOffsetsCheckpoint(vfs.Default, filepath.Join(t.TempDir(), "missing"))
 	if err != nil || len(m) != 0 {
 		t.Fatalf("missing file: %v, %v", m, err)
 	}

@@ -12,9 +12,15 @@
 // policy includes compact (keeping the latest record of each key, with the
 // cleaner-offset-checkpoint at data-dir level).
 //
+// Every file operation goes through a vfs.FS (core/log/vfs; the operating
+// system's unless Options.FS says otherwise, which tests use to inject faults
+// with vfs/errorfs). A write or fsync error takes the whole data dir offline
+// for good (Kafka's LogDirFailureChannel): its logs answer ErrStorage until a
+// restart recovers them.
+//
 // It must not decide who may write (leadership, high watermark, producer state):
 // callers bound reads with the high watermark and choose what to append. It
-// imports no other core package except record.
+// imports no other core package except record and its own vfs.
 package log
 
 // ReservedDirPrefix starts the names of directories in a data dir that belong

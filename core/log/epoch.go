@@ -3,6 +3,8 @@ package log
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // epochEntry says that leader epoch epoch began at offset start.
@@ -15,15 +17,16 @@ type epochEntry struct {
 // leader-epoch-checkpoint file with Kafka's LeaderEpochFileCache semantics.
 // Guarded by the owning Log's mu.
 type epochCache struct {
+	fs      vfs.FS
 	path    string
 	entries []epochEntry // ascending epoch and start offset
 }
 
 // loadEpochCache reads a leader-epoch-checkpoint file; a missing file yields
 // an empty cache.
-func loadEpochCache(path string) (*epochCache, error) {
-	c := &epochCache{path: path}
-	lines, err := readCheckpoint(path, 2)
+func loadEpochCache(fsys vfs.FS, path string) (*epochCache, error) {
+	c := &epochCache{fs: fsys, path: path}
+	lines, err := readCheckpoint(fsys, path, 2)
 	if err != nil {
 		return c, err
 	}
@@ -31,10 +34,10 @@ func loadEpochCache(path string) (*epochCache, error) {
 		e, err1 := strconv.ParseInt(l[0], 10, 32)
 		s, err2 := strconv.ParseInt(l[1], 10, 64)
 		if err1 != nil || err2 != nil || e < 0 || s < 0 {
-			return &epochCache{path: path}, fmt.Errorf("%w: checkpoint %s: malformed entry %q %q", ErrCorrupt, path, l[0], l[1])
+			return &epochCache{fs: fsys, path: path}, fmt.Errorf("%w: checkpoint %s: malformed entry %q %q", ErrCorrupt, path, l[0], l[1])
 		}
 		if n := len(c.entries); n > 0 && (int32(e) <= c.entries[n-1].epoch || s < c.entries[n-1].start) {
-			return &epochCache{path: path}, fmt.Errorf("%w: checkpoint %s: entry %d %d is out of order", ErrCorrupt, path, e, s)
+			return &epochCache{fs: fsys, path: path}, fmt.Errorf("%w: checkpoint %s: entry %d %d is out of order", ErrCorrupt, path, e, s)
 		}
 		c.entries = append(c.entries, epochEntry{int32(e), s})
 	}
@@ -46,7 +49,7 @@ func (c *epochCache) write() error {
 	for i, e := range c.entries {
 		lines[i] = fmt.Sprintf("%d %d", e.epoch, e.start)
 	}
-	return writeCheckpoint(c.path, lines)
+	return writeCheckpoint(c.fs, c.path, lines)
 }
 
 func (c *epochCache) latest() (epochEntry, bool) {

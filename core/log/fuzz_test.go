@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -133,7 +134,7 @@ func FuzzIndex(f *testing.F) {
 		os.WriteFile(filepath.Join(dir, segmentName(h.NextOffset(), logSuffix)), seg[cut:], 0o644)
 		os.WriteFile(filepath.Join(dir, segmentName(h.NextOffset(), indexSuffix)), idx, 0o644)
 		os.WriteFile(filepath.Join(dir, segmentName(h.NextOffset(), timeIndexSuffix)), tidx, 0o644)
-		writeOffsetsCheckpoint(filepath.Join(root, recoveryPointFile), map[partitionKey]int64{{"t", 0}: 1 << 40})
+		writeOffsetsCheckpoint(vfs.Default, filepath.Join(root, recoveryPointFile), map[partitionKey]int64{{"t", 0}: 1 << 40})
 		os.WriteFile(filepath.Join(root, cleanShutdownFile), nil, 0o644)
 		d, err := OpenDir(root, quietOptions(), func(string, int32) Config { return tinyConfig() })
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -68,6 +69,10 @@ type env struct {
 	warns *warnRecorder
 	cfg   Config
 	dir   *Dir
+	// fs, when set, is the file system the dir is opened on.
+	fs vfs.FS
+	// onOffline is passed as Options.OnOffline.
+	onOffline func(dir string, err error)
 }
 
 func newEnv(t testing.TB, cfg Config) *env {
@@ -83,7 +88,7 @@ func newEnv(t testing.TB, cfg Config) *env {
 }
 
 func (e *env) opts() Options {
-	return Options{Now: e.clock.Now, Logger: slog.New(e.warns)}
+	return Options{Now: e.clock.Now, Logger: slog.New(e.warns), FS: e.fs, OnOffline: e.onOffline}
 }
 
 func (e *env) open() {

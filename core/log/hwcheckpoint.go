@@ -37,7 +37,13 @@ func (l *Log) SetHighWatermark(hw int64) {
 func (d *Dir) CheckpointHighWatermarks() error {
 	d.cpMu.Lock()
 	defer d.cpMu.Unlock()
-	return d.writeHighWatermarksLocked()
+	if err := d.health.offline(); err != nil {
+		return err
+	}
+	if err := d.writeHighWatermarksLocked(); err != nil {
+		return d.health.fail(err)
+	}
+	return nil
 }
 
 // writeHighWatermarksLocked writes the replication-offset-checkpoint. The
@@ -49,7 +55,7 @@ func (d *Dir) writeHighWatermarksLocked() error {
 			hws[partitionKey{l.topic, l.partition}] = hw
 		}
 	}
-	if err := writeOffsetsCheckpoint(filepath.Join(d.path, replicationOffsetFile), hws); err != nil {
+	if err := writeOffsetsCheckpoint(d.opts.FS, filepath.Join(d.path, replicationOffsetFile), hws); err != nil {
 		return fmt.Errorf("log: high watermark checkpoint: %w", err)
 	}
 	return nil

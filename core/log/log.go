@@ -44,8 +44,11 @@ type Log struct {
 	dirDirty      bool       // a segment file was created since the last fsync of dir
 	rolls         uint64     // count of rolls, to tell whether dirDirty is still owed
 	epochs        *epochCache
-	failed        error // set by a failed write; later writes return it
-	closed        bool
+	failed        error // set by a failed write or fsync; later writes return it
+	// health is shared with the other logs of the data dir: a failure of
+	// any of them takes all of them offline.
+	health *dirHealth
+	closed bool
 	// cleanedTo is the cleaner checkpoint: offsets below it have been
 	// compacted. Kept in the data dir's cleaner-offset-checkpoint.
 	cleanedTo int64
@@ -153,12 +156,15 @@ func (l *Log) LatestEpoch() (epoch int32, ok bool) {
 func (l *Log) AssignEpochStart(epoch int32) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return err
+	}
 	if last, ok := l.epochs.latest(); ok && last.epoch >= epoch {
 		return nil
 	}
 	if l.epochs.assign(epoch, l.active().next) {
 		if err := l.epochs.write(); err != nil {
-			return fmt.Errorf("log: %s: leader-epoch-checkpoint: %w", l, err)
+			return l.fail(fmt.Errorf("leader-epoch-checkpoint: %w", err))
 		}
 	}
 	return nil
@@ -245,7 +251,7 @@ func (l *Log) roll() error {
 	if err := old.becomeInactive(); err != nil {
 		return err
 	}
-	s, err := createSegment(l.dir, old.next, l.opts.Now(), l.logger)
+	s, err := createSegment(l.opts.FS, l.dir, old.next, l.opts.Now(), l.logger)
 	if err != nil {
 		return err
 	}
@@ -275,14 +281,18 @@ func (l *Log) writable() error {
 	if l.closed {
 		return ErrClosed
 	}
-	return l.failed
+	if l.failed != nil {
+		return l.failed
+	}
+	return l.health.offline()
 }
 
-// fail records a write error so later writes fail fast instead of writing
-// past a hole.
+// fail records a write or fsync error so later writes fail fast instead of
+// writing past a hole, and takes the log's data dir offline. The caller holds
+// mu for writing.
 func (l *Log) fail(err error) error {
 	if l.failed == nil {
-		l.failed = fmt.Errorf("%w: log %s: %v", ErrStorage, l, err)
+		l.failed = l.health.fail(fmt.Errorf("log %s: %w", l, err))
 	}
 	return l.failed
 }
@@ -292,9 +302,9 @@ func (l *Log) fail(err error) error {
 // covered by another caller's fsync returns without its own.
 func (l *Log) Sync() error {
 	l.mu.RLock()
-	if l.closed {
+	if err := l.writable(); err != nil {
 		l.mu.RUnlock()
-		return ErrClosed
+		return err
 	}
 	target := l.active().next
 	l.mu.RUnlock()
@@ -302,9 +312,9 @@ func (l *Log) Sync() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.RLock()
-	if l.closed {
+	if err := l.writable(); err != nil {
 		l.mu.RUnlock()
-		return ErrClosed
+		return err
 	}
 	if l.recoveryPoint >= target && len(l.unflushed) == 0 && !l.dirDirty {
 		l.mu.RUnlock()
@@ -316,19 +326,23 @@ func (l *Log) Sync() error {
 	l.mu.RUnlock()
 
 	// Segment files cannot be closed meanwhile: that needs flushMu.
+	var err error
 	for _, s := range append(pending, active) {
-		if err := s.flush(); err != nil {
-			return err
+		if err = s.flush(); err != nil {
+			break
 		}
 	}
-	if dirDirty {
-		if err := syncDir(l.dir); err != nil {
-			return err
-		}
+	if err == nil && dirDirty {
+		err = syncDir(l.opts.FS, l.dir)
 	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err != nil {
+		// Sticky: the pages the failed fsync covered may be gone while a
+		// later fsync reports success.
+		return l.fail(err)
+	}
 	for _, s := range pending {
 		s.closeWriters()
 	}
@@ -357,7 +371,7 @@ func (l *Log) Close() error {
 	if l.closed {
 		return nil
 	}
-	err := l.failed
+	err := l.writable()
 	if err == nil {
 		if s := l.active(); s.timeW != nil {
 			err = s.addTimeEntry(s.maxTS, s.maxTSOffset)
@@ -368,11 +382,13 @@ func (l *Log) Close() error {
 			}
 		}
 		if err == nil && l.dirDirty {
-			err = syncDir(l.dir)
+			err = syncDir(l.opts.FS, l.dir)
 		}
 		if err == nil {
 			l.recoveryPoint = l.active().next
 			l.unflushed, l.dirDirty = nil, false
+		} else {
+			err = l.fail(err)
 		}
 	}
 	l.closeFiles()

@@ -5,11 +5,12 @@ package log
 import (
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // mapFile reads a whole file into memory where mmap is unavailable.
-func mapFile(f *os.File, size int64) ([]byte, bool, error) {
+func mapFile(f vfs.File, size int64) ([]byte, bool, error) {
 	if size > 1<<31-1 {
 		return nil, false, fmt.Errorf("log: %s: %d bytes is too large to load", f.Name(), size)
 	}

@@ -4,13 +4,14 @@ package log
 
 import (
 	"fmt"
-	"os"
 	"syscall"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // mapFile maps a whole file read-only. An empty file yields nil. The mapping
 // survives closing f and must be released with unmapFile.
-func mapFile(f *os.File, size int64) ([]byte, bool, error) {
+func mapFile(f vfs.File, size int64) ([]byte, bool, error) {
 	if size == 0 {
 		return nil, false, nil
 	}

@@ -3,12 +3,12 @@ package log
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -17,6 +17,8 @@ type loadState struct {
 	recoveryPoint int64
 	logStart      int64
 	clean         bool // the broker shut down cleanly
+	// health is the data dir's; nil gives the log one of its own.
+	health *dirHealth
 }
 
 // openLog opens the partition directory dir, repairing what it must.
@@ -27,6 +29,9 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 		logger: opts.Logger.With("topic", topic, "partition", partition),
 	}
 	l.hw.Store(-1)
+	if l.health = st.health; l.health == nil {
+		l.health = &dirHealth{path: dir, onOffline: opts.OnOffline}
+	}
 	bases, err := l.listSegments()
 	if err != nil {
 		return nil, err
@@ -37,9 +42,9 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 			l.closeFiles()
 		}
 	}()
-	now := opts.Now()
+	now, fsys := opts.Now(), opts.FS
 	for _, b := range bases {
-		s, err := openSegment(dir, b, now)
+		s, err := openSegment(fsys, dir, b, now)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +63,7 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 		}
 	}
 	rebuildEpochs := false
-	epochs, err := loadEpochCache(filepath.Join(dir, leaderEpochFile))
+	epochs, err := loadEpochCache(opts.FS, filepath.Join(dir, leaderEpochFile))
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			return nil, err
@@ -78,12 +83,12 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 		}
 	}
 	if len(l.segs) == 0 {
-		s, err := createSegment(dir, st.logStart, now, l.logger)
+		s, err := createSegment(fsys, dir, st.logStart, now, l.logger)
 		if err != nil {
 			return nil, err
 		}
 		l.segs = []*segment{s}
-		if err := syncDir(dir); err != nil {
+		if err := syncDir(fsys, dir); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +125,7 @@ func (l *Log) listSegments() ([]int64, error) {
 	if err := l.recoverSwaps(); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(l.dir)
+	entries, err := l.opts.FS.ReadDir(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("log: %s: %w", l, err)
 	}
@@ -136,7 +141,7 @@ func (l *Log) listSegments() ([]int64, error) {
 		switch {
 		case ext == ".deleted" || ext == ".cleaned" || ext == ".tmp":
 			l.logger.Warn("log: removing leftover file", "path", filepath.Join(l.dir, name))
-			if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+			if err := l.opts.FS.Remove(filepath.Join(l.dir, name)); err != nil {
 				return nil, fmt.Errorf("log: %s: %w", l, err)
 			}
 		case ext == logSuffix:
@@ -160,7 +165,7 @@ func (l *Log) listSegments() ([]int64, error) {
 			continue
 		}
 		l.logger.Warn("log: removing index file without a segment", "path", filepath.Join(l.dir, name))
-		if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+		if err := l.opts.FS.Remove(filepath.Join(l.dir, name)); err != nil {
 			return nil, fmt.Errorf("log: %s: %w", l, err)
 		}
 	}
@@ -229,11 +234,11 @@ type timeOffset struct{ ts, offset int64 }
 // last time entry ((-1, base) when empty).
 func (s *segment) quickCheck() (lastOff, lastPos int64, lastTS timeOffset, err error) {
 	lastOff, lastTS = s.base-1, timeOffset{-1, s.base}
-	off, err := readEnds(s.path(indexSuffix), offsetEntrySize)
+	off, err := readEnds(s.fs, s.path(indexSuffix), offsetEntrySize)
 	if err != nil {
 		return 0, 0, lastTS, err
 	}
-	tim, err := readEnds(s.path(timeIndexSuffix), timeEntrySize)
+	tim, err := readEnds(s.fs, s.path(timeIndexSuffix), timeEntrySize)
 	if err != nil {
 		return 0, 0, lastTS, err
 	}
@@ -257,8 +262,8 @@ func (s *segment) quickCheck() (lastOff, lastPos int64, lastTS timeOffset, err e
 
 // readEnds returns an index file's first and last entries back to back, or
 // nothing for an empty file.
-func readEnds(path string, entrySize int) ([]byte, error) {
-	f, err := os.Open(path)
+func readEnds(fsys vfs.FS, path string, entrySize int) ([]byte, error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +325,7 @@ func (l *Log) recoverSegments(from int) error {
 				}
 			}
 			l.segs = l.segs[:i+1]
-			return syncDir(l.dir)
+			return syncDir(l.opts.FS, l.dir)
 		}
 	}
 	return nil

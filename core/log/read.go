@@ -29,6 +29,9 @@ func (l *Log) readLocked(dst []byte, offset int64, maxBytes int, maxOffset int64
 	if l.closed {
 		return nil, ErrClosed
 	}
+	if err := l.health.offline(); err != nil {
+		return nil, err
+	}
 	leo := l.active().next
 	if offset < l.logStart || offset > leo {
 		return nil, fmt.Errorf("%w: log %s: offset %d outside [%d, %d]", ErrOffsetOutOfRange, l, offset, l.logStart, leo)

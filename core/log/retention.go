@@ -156,7 +156,7 @@ func (l *Log) resetTo(offset int64) error {
 		}
 	}
 	l.segs, l.unflushed = nil, nil
-	s, err := createSegment(l.dir, offset, l.opts.Now(), l.logger)
+	s, err := createSegment(l.opts.FS, l.dir, offset, l.opts.Now(), l.logger)
 	if err != nil {
 		return l.fail(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -31,7 +32,8 @@ func segmentName(base int64, suffix string) string { return fmt.Sprintf("%020d%s
 type segment struct {
 	base int64
 	dir  string
-	log  *os.File
+	fs   vfs.FS
+	log  vfs.File
 
 	size            int64 // bytes in the .log file
 	next            int64 // offset after the last batch; base when empty
@@ -43,7 +45,7 @@ type segment struct {
 
 	// offW and timeW write the index files while the segment is active and
 	// until the files are fsynced after a roll; nil afterwards.
-	offW, timeW *os.File
+	offW, timeW vfs.File
 
 	// idx is the in-memory view of both indexes: a heap copy while the
 	// segment is active, a read-only mapping loaded on first use after that.
@@ -81,15 +83,15 @@ func (s *segment) path(suffix string) string {
 func (s *segment) String() string { return s.path(logSuffix) }
 
 // createSegment makes an empty segment, replacing stale files of that name.
-func createSegment(dir string, base int64, now time.Time, logger *slog.Logger) (*segment, error) {
-	s := &segment{base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
-	files := make([]*os.File, 0, 3)
+func createSegment(fsys vfs.FS, dir string, base int64, now time.Time, logger *slog.Logger) (*segment, error) {
+	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
+	files := make([]vfs.File, 0, 3)
 	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
 		p := s.path(suffix)
-		if _, err := os.Lstat(p); err == nil {
+		if _, err := fsys.Lstat(p); err == nil {
 			logger.Warn("log: newly rolled segment file already exists; replacing it", "file", p)
 		}
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err := fsys.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			for _, f := range files {
 				_ = f.Close()
@@ -98,16 +100,16 @@ func createSegment(dir string, base int64, now time.Time, logger *slog.Logger) (
 		}
 		files = append(files, f)
 	}
-	_ = os.Remove(s.path(txnIndexSuffix))
+	_ = fsys.Remove(s.path(txnIndexSuffix))
 	s.log, s.offW, s.timeW = files[0], files[1], files[2]
 	s.idx.Store(&segIndex{})
 	return s, nil
 }
 
 // openSegment opens an existing .log file; indexes are loaded separately.
-func openSegment(dir string, base int64, now time.Time) (*segment, error) {
-	s := &segment{base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
-	f, err := os.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+func openSegment(fsys vfs.FS, dir string, base int64, now time.Time) (*segment, error) {
+	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
+	f, err := fsys.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("log: open segment: %w", err)
 	}
@@ -176,7 +178,7 @@ func (s *segment) mapIndexes() (*segIndex, error) {
 		dst    *[]byte
 		mapped *bool
 	}{{indexSuffix, &si.off, &si.offMapped}, {timeIndexSuffix, &si.tim, &si.timMapped}} {
-		f, err := os.Open(s.path(x.suffix))
+		f, err := vfs.Open(s.fs, s.path(x.suffix))
 		if err != nil {
 			si.release()
 			return nil, err
@@ -196,11 +198,11 @@ func (s *segment) mapIndexes() (*segIndex, error) {
 
 // readIndexes reads both index files into the heap.
 func (s *segment) readIndexes() (*segIndex, error) {
-	off, err := os.ReadFile(s.path(indexSuffix))
+	off, err := vfs.ReadFile(s.fs, s.path(indexSuffix))
 	if err != nil {
 		return nil, err
 	}
-	tim, err := os.ReadFile(s.path(timeIndexSuffix))
+	tim, err := vfs.ReadFile(s.fs, s.path(timeIndexSuffix))
 	if err != nil {
 		return nil, err
 	}
@@ -261,10 +263,10 @@ func (s *segment) scanAndIndex(interval int32, crc bool, onBatch func(record.Hea
 
 // writeIndexes replaces both index files with si's entries.
 func (s *segment) writeIndexes(si *segIndex) error {
-	if err := writeFileSync(s.path(indexSuffix), si.off); err != nil {
+	if err := writeFileSync(s.fs, s.path(indexSuffix), si.off); err != nil {
 		return err
 	}
-	return writeFileSync(s.path(timeIndexSuffix), si.tim)
+	return writeFileSync(s.fs, s.path(timeIndexSuffix), si.tim)
 }
 
 // maybeAppendTime appends a time index entry when ts is newer than the last
@@ -277,8 +279,8 @@ func maybeAppendTime(idx []byte, base, ts, offset int64) []byte {
 }
 
 // writeFileSync replaces a file's contents and fsyncs it.
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+func writeFileSync(fsys vfs.FS, path string, data []byte) error {
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("log: %w", err)
 	}
@@ -308,12 +310,12 @@ func (s *segment) activate(interval int32, logger *slog.Logger) error {
 		s.idx.Store(si)
 	}
 	if s.offW == nil {
-		if s.offW, err = os.OpenFile(s.path(indexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		if s.offW, err = s.fs.OpenFile(s.path(indexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 			return fmt.Errorf("log: %w", err)
 		}
 	}
 	if s.timeW == nil {
-		if s.timeW, err = os.OpenFile(s.path(timeIndexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		if s.timeW, err = s.fs.OpenFile(s.path(timeIndexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 			return fmt.Errorf("log: %w", err)
 		}
 	}
@@ -332,7 +334,7 @@ func (s *segment) append(batch []byte, h record.Header, interval int32) error {
 	pos := s.size
 	if _, err := s.log.WriteAt(batch, pos); err != nil {
 		_ = s.log.Truncate(pos)
-		return fmt.Errorf("%w: append to %s: %v", ErrStorage, s, err)
+		return fmt.Errorf("%w: append to %s: %w", ErrStorage, s, err)
 	}
 	if pos == 0 {
 		s.firstTS = h.MaxTimestamp
@@ -360,7 +362,7 @@ func (s *segment) addOffsetEntry(offset, pos int64) error {
 	start := len(si.off)
 	si.off = appendOffsetEntry(si.off, s.base, offset, pos)
 	if _, err := s.offW.WriteAt(si.off[start:], int64(start)); err != nil {
-		return fmt.Errorf("%w: write %s: %v", ErrStorage, s.path(indexSuffix), err)
+		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(indexSuffix), err)
 	}
 	return nil
 }
@@ -373,7 +375,7 @@ func (s *segment) addTimeEntry(ts, offset int64) error {
 		return nil
 	}
 	if _, err := s.timeW.WriteAt(si.tim[start:], int64(start)); err != nil {
-		return fmt.Errorf("%w: write %s: %v", ErrStorage, s.path(timeIndexSuffix), err)
+		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(timeIndexSuffix), err)
 	}
 	return nil
 }
@@ -393,28 +395,28 @@ func (s *segment) becomeInactive() error {
 // while those are open and by path once they are closed.
 func (s *segment) flush() error {
 	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s, err)
+		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s, err)
 	}
 	for _, x := range []struct {
-		w      *os.File
+		w      vfs.File
 		suffix string
 	}{{s.offW, indexSuffix}, {s.timeW, timeIndexSuffix}} {
 		var err error
 		if x.w != nil {
 			err = x.w.Sync()
 		} else {
-			err = syncPath(s.path(x.suffix))
+			err = syncPath(s.fs, s.path(x.suffix))
 		}
 		if err != nil {
-			return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s.path(x.suffix), err)
+			return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.path(x.suffix), err)
 		}
 	}
 	return s.flushTxnIndex()
 }
 
 // syncPath fsyncs a file by name.
-func syncPath(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func syncPath(fsys vfs.FS, path string) error {
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -455,7 +457,7 @@ func (s *segment) remove() error {
 	_ = s.close()
 	var errs []error
 	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-		if err := os.Remove(s.path(suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.fs.Remove(s.path(suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

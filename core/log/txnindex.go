@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // AbortedTxn is one entry of a segment's aborted-transaction index
@@ -78,7 +80,7 @@ func DecodeAbortedTxns(b []byte) ([]AbortedTxn, error) {
 // lie in the segment. A damaged file is rewritten with what could be kept.
 // The caller holds the Log's mu for writing, or has the log to itself.
 func (l *Log) loadTxnIndex(s *segment) error {
-	b, err := os.ReadFile(s.path(txnIndexSuffix))
+	b, err := vfs.ReadFile(l.opts.FS, s.path(txnIndexSuffix))
 	if errors.Is(err, fs.ErrNotExist) {
 		s.aborted = nil
 		return nil
@@ -107,12 +109,12 @@ func (l *Log) loadTxnIndex(s *segment) error {
 // removes it when there are none.
 func (s *segment) rewriteTxnIndex() error {
 	if len(s.aborted) == 0 {
-		if err := os.Remove(s.path(txnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.fs.Remove(s.path(txnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("log: %w", err)
 		}
 		return nil
 	}
-	return writeFileSync(s.path(txnIndexSuffix), EncodeAbortedTxns(s.aborted))
+	return writeFileSync(s.fs, s.path(txnIndexSuffix), EncodeAbortedTxns(s.aborted))
 }
 
 // truncateTxnIndex drops the entries whose abort marker is at or above to.
@@ -151,7 +153,7 @@ func (l *Log) AppendAbortedTxn(t AbortedTxn) error {
 			return nil
 		}
 	}
-	f, err := os.OpenFile(s.path(txnIndexSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := l.opts.FS.OpenFile(s.path(txnIndexSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return l.fail(err)
 	}
@@ -209,9 +211,9 @@ func (s *segment) flushTxnIndex() error {
 	if !s.txnDirty.Swap(false) {
 		return nil
 	}
-	if err := syncPath(s.path(txnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := syncPath(s.fs, s.path(txnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.txnDirty.Store(true)
-		return fmt.Errorf("%w: fsync %s: %v", ErrStorage, s.path(txnIndexSuffix), err)
+		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.path(txnIndexSuffix), err)
 	}
 	return nil
 }

@@ -243,6 +243,11 @@ func (p *Partition) Replicated(offset int64) (done bool, err error) {
 	if p.closed {
 		return true, ErrClosed
 	}
+	// An offline log acknowledges nothing more, as Kafka completes the
+	// delayed produces of an offline partition with KAFKA_STORAGE_ERROR.
+	if err := p.log.Offline(); err != nil {
+		return true, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
 	if !p.isLocal(p.leader) {
 		return true, fmt.Errorf("%w: %s-%d is now led by %d", ErrNotLeader, p.Topic, p.Index, p.leader)
 	}
@@ -261,6 +266,9 @@ func (p *Partition) Replicated(offset int64) (done bool, err error) {
 func (p *Partition) ReadReplica(offset int64, maxBytes int) (ReadResult, error) {
 	off := p.Offsets()
 	res := ReadResult{Offsets: off}
+	if err := p.Offline(); err != nil {
+		return res, err
+	}
 	if offset < off.LogStartOffset || offset > off.LogEndOffset {
 		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, off.LogStartOffset, off.LogEndOffset)
 	}

@@ -212,6 +212,9 @@ func (p *Partition) Leadership() (leader, epoch int32) {
 // CheckEpoch compares a client's current leader epoch with ours (-1 skips
 // the check), as Kafka's Fetch and ListOffsets do.
 func (p *Partition) CheckEpoch(current int32) error {
+	if err := p.Offline(); err != nil {
+		return err
+	}
 	if current < 0 {
 		return nil
 	}
@@ -223,6 +226,27 @@ func (p *Partition) CheckEpoch(current int32) error {
 		return fmt.Errorf("%w: %d > %d", ErrUnknownLeaderEpoch, current, epoch)
 	}
 	return nil
+}
+
+// Offline returns an ErrStorage error when the partition's log directory went
+// offline after a write or fsync error (Kafka's offline partition, answered
+// with KAFKA_STORAGE_ERROR), and nil otherwise.
+func (p *Partition) Offline() error {
+	if err := p.log.Offline(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return nil
+}
+
+// NotifyOffline wakes the fetch long polls and acks=all waiters of the
+// partition after its log directory went offline, so that they answer
+// KAFKA_STORAGE_ERROR now rather than at their timeout.
+func (p *Partition) NotifyOffline() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.notifyLocked()
+	}
 }
 
 // Offsets are a partition's offsets at one moment.
@@ -432,6 +456,9 @@ type ReadResult struct {
 func (p *Partition) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
 	off := p.Offsets()
 	res := ReadResult{Offsets: off}
+	if err := p.Offline(); err != nil {
+		return res, err
+	}
 	if offset < off.LogStartOffset || offset > off.LogEndOffset {
 		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, off.LogStartOffset, off.LogEndOffset)
 	}

@@ -141,6 +141,9 @@ func (p *Partition) lastStableLocked() int64 {
 func (p *Partition) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
 	off := p.Offsets()
 	res := ReadResult{Offsets: off}
+	if err := p.Offline(); err != nil {
+		return res, err
+	}
 	if offset < off.LogStartOffset || offset > off.LogEndOffset {
 		return res, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, off.LogStartOffset, off.LogEndOffset)
 	}

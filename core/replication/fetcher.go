@@ -160,6 +160,11 @@ func (f *Fetcher) request() (*kmsg.FetchRequest, map[partition.TopicPartition]*f
 		if now.Before(fp.pausedUntil) {
 			continue
 		}
+		if fp.p.Offline() != nil {
+			// Its log dir failed: it can store nothing until a restart,
+			// as Kafka drops offline replicas from its fetchers.
+			continue
+		}
 		if f.cfg.Quota != nil && f.cfg.Quota.ShouldThrottle(tp.Topic, tp.Partition, fp.inSync) {
 			continue
 		}

@@ -30,7 +30,9 @@ func (s *Server) cleanOnce(b *api.Broker, logs *log.Dir) {
 		if !ok || p.Log() != l {
 			return 0, false
 		}
-		return p.Offsets().HighWatermark, true
+		// Kafka's first uncleanable offset: open transactions stay out,
+		// since committed transactional data below it is compacted.
+		return p.Offsets().LastStableOffset, true
 	}, log.DefaultMaxMapBytes)
 	for _, r := range results {
 		s.logger.Info("log compacted", "topic", r.Topic, "partition", r.Partition,

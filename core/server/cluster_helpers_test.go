@@ -16,6 +16,13 @@ import (
 // the test ends (their logs are printed if it failed).
 func startTestCluster(t *testing.T, n int32, tune func(id int32, cfg *config.Config)) map[int32]*Server {
 	t.Helper()
+	return startTestClusterOpts(t, n, tune, nil)
+}
+
+// startTestClusterOpts is startTestCluster with each node's Options (a
+// test file system, say) adjusted by opts; its Logger is always set here.
+func startTestClusterOpts(t *testing.T, n int32, tune func(id int32, cfg *config.Config), opts func(id int32, o *Options)) map[int32]*Server {
+	t.Helper()
 	ctrl, dirs := map[int32]string{}, map[int32]string{}
 	var voters []string
 	for id := int32(1); id <= n; id++ {
@@ -57,7 +64,12 @@ func startTestCluster(t *testing.T, n int32, tune func(id int32, cfg *config.Con
 		if tune != nil {
 			tune(id, &cfg)
 		}
-		srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)})
+		o := Options{}
+		if opts != nil {
+			opts(id, &o)
+		}
+		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)
+		srv, err := New(cfg, o)
 		if err != nil {
 			t.Fatal(err)
 		}

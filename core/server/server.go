@@ -23,6 +23,7 @@ import (
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/httpapi"
 	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/txn"
@@ -59,6 +60,12 @@ type Options struct {
 	// declares must be here. Topics pick them by name.
 	Partitioners      map[string]partitioner.BatchPartitioner
 	RetentionPolicies map[string]retention.Policy
+	// LogFS is the file system the partition logs live on; nil means the
+	// operating system's. It exists for tests and fault-injection builds,
+	// which pass a core/log/vfs/errorfs file system to fail writes and
+	// fsyncs (see cmd/gregor's errorfs build tag); broker.toml has no key
+	// for it.
+	LogFS vfs.FS
 }
 
 // Server is one Gregor broker.
@@ -161,6 +168,22 @@ func (s *Server) advertised() (string, int32, error) {
 	return host, int32(port), nil
 }
 
+// logDirOffline runs once when a write or fsync error took the data dir
+// offline (Kafka's LogDirFailureChannel): the partitions' waiters answer
+// KAFKA_STORAGE_ERROR now, and the heartbeats tell the controller, which
+// moves this broker's leaderships to other in-sync replicas and keeps it out
+// of every ISR until it restarts.
+func (s *Server) logDirOffline(broker *api.Broker, session *controller.BrokerSession, dir string, err error) {
+	s.logger.Error("log dir offline: its partitions answer KAFKA_STORAGE_ERROR until the broker restarts",
+		"dir", dir, "err", err)
+	for _, p := range broker.Partitions.All() {
+		p.NotifyOffline()
+	}
+	if session != nil {
+		session.ReportLogDirOffline()
+	}
+}
+
 // Run serves until ctx is cancelled, then shuts down cleanly: listeners stop,
 // follower fetches stop, partitions write producer snapshots, logs are
 // flushed and checkpointed (high watermarks included), and the controller
@@ -208,7 +231,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		Now:        s.now,
 		Done:       done,
 	}
-	logs, err := log.OpenDir(s.cfg.DataDir, log.Options{Now: s.now, Logger: s.logger.With("component", "log")},
+	logOpts := log.Options{Now: s.now, Logger: s.logger.With("component", "log"), FS: s.opts.LogFS,
+		OnOffline: func(dir string, err error) { s.logDirOffline(broker, session, dir, err) }}
+	logs, err := log.OpenDir(s.cfg.DataDir, logOpts,
 		func(topic string, _ int32) log.Config {
 			im := ctrl.Image()
 			return api.PartitionConfig(s.cfg, broker.TopicConfig(im, topic)).Log
@@ -229,7 +254,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 				s.logger.Error("producer snapshot failed", "topic", p.Topic, "partition", p.Index, "err", perr)
 			}
 		}
-		if cerr := logs.Close(); cerr != nil && err == nil {
+		// An offline log dir was reported when it failed; its Close
+		// error (no clean-shutdown marker) is expected.
+		if cerr := logs.Close(); cerr != nil && err == nil && logs.Offline() == nil {
 			err = cerr
 		}
 	}()
@@ -452,6 +479,9 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 				p.ExpireProducers(idle)
 			}
 		case <-checkpoint.C:
+			if logs.Offline() != nil {
+				break // reported once when the dir failed; nothing more is written there
+			}
 			for _, p := range b.Partitions.All() {
 				if err := p.Snapshot(); err != nil {
 					s.logger.Error("producer snapshot failed", "topic", p.Topic, "partition", p.Index, "err", err)
@@ -461,10 +491,16 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 				s.logger.Error("checkpoint failed", "err", err)
 			}
 		case <-hwCheckpoint.C:
+			if logs.Offline() != nil {
+				break
+			}
 			if err := logs.CheckpointHighWatermarks(); err != nil {
 				s.logger.Error("high watermark checkpoint failed", "err", err)
 			}
 		case <-flush:
+			if logs.Offline() != nil {
+				break
+			}
 			for _, p := range b.Partitions.All() {
 				if err := p.Sync(); err != nil {
 					s.logger.Error("flush failed", "topic", p.Topic, "partition", p.Index, "err", err)
