@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -116,21 +117,17 @@ func diskFault(ctx context.Context, c *childCluster, md kadm.Metadata, kind stri
 	armed := time.Now()
 	var moved time.Duration
 	last := "no metadata"
-	for moved == 0 {
+	for time.Since(armed) <= diskMoveLimit {
 		mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		md, err := c.metadata(mctx)
 		cancel()
-		if err == nil {
-			var ok bool
-			if ok, last = diskOffline(md, target); ok {
-				moved = time.Since(armed)
-				break
-			}
-		} else {
+		if err != nil {
 			last = err.Error()
-		}
-		if time.Since(armed) > diskMoveLimit {
+		} else if ok, why := diskOffline(md, target); ok {
+			moved = time.Since(armed)
 			break
+		} else {
+			last = why
 		}
 		time.Sleep(100 * time.Millisecond) // polling a remote condition, not synchronising
 	}
@@ -153,4 +150,42 @@ func diskFault(ctx context.Context, c *childCluster, md kadm.Metadata, kind stri
 	}
 	c.restart(target)
 	return what + ", healed by " + how + " and restart", anomaly, nil
+}
+
+// TestDiskOffline: the disk faults' wait ends only when metadata shows the
+// node an offline replica that leads nothing and is in no ISR, of any topic.
+func TestDiskOffline(t *testing.T) {
+	part := func(topic string, p, leader int32, isr, offline []int32) kadm.PartitionDetail {
+		return kadm.PartitionDetail{Topic: topic, Partition: p, Leader: leader, Replicas: []int32{1, 2, 3}, ISR: isr, OfflineReplicas: offline}
+	}
+	md := func(ps ...kadm.PartitionDetail) kadm.Metadata {
+		m := kadm.Metadata{Topics: kadm.TopicDetails{}}
+		for _, p := range ps {
+			td := m.Topics[p.Topic]
+			td.Topic = p.Topic
+			if td.Partitions == nil {
+				td.Partitions = kadm.PartitionDetails{}
+			}
+			td.Partitions[p.Partition] = p
+			m.Topics[p.Topic] = td
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		md   kadm.Metadata
+		want bool
+	}{
+		{"moved", md(part("fault", 0, 1, []int32{1, 3}, []int32{2}), part("__consumer_offsets", 3, 3, []int32{3, 1}, []int32{2})), true},
+		{"not reported offline", md(part("fault", 0, 1, []int32{1, 3}, nil)), false},
+		{"still leads an internal partition", md(part("fault", 0, 1, []int32{1, 3}, []int32{2}), part("__transaction_state", 7, 2, []int32{2, 1}, []int32{2})), false},
+		{"still in an ISR", md(part("fault", 0, 1, []int32{1, 2, 3}, []int32{2})), false},
+	} {
+		if got, why := diskOffline(tc.md, 2); got != tc.want {
+			t.Errorf("%s: diskOffline = %v (%s), want %v", tc.name, got, why, tc.want)
+		}
+	}
+	if got := ledBy(md(part("fault", 4, 2, nil, nil), part("fault", 1, 2, nil, nil), part("__consumer_offsets", 0, 2, nil, nil), part("fault", 2, 3, nil, nil)), 2); got != "fault-1,fault-4 and 1 internal partitions" {
+		t.Errorf("ledBy = %q", got)
+	}
 }
