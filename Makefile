@@ -48,7 +48,9 @@ security-tools: tools
 # restart, cut or blackhole links, isolate a node, reassign a partition,
 # corrupt a follower's segment tail, SIGKILL the leader of a group's
 # __consumer_offsets or a transactional id's __transaction_state partition
-# right after a commit was acknowledged); the checkers must find nothing
+# right after a commit was acknowledged, fail a leader's disk with fsync EIO
+# or ENOSPC through the errorfs build of the broker, which only the fault
+# suite runs, then restart it); the checkers must find nothing
 # lost, duplicated, moved backwards, aborted-but-visible or inconsistent.
 # FAULT_SEEDS="1-20" or "3,7" (default: one seed from the clock, printed),
 # FAULT_DURATION per seed (default 60s), FAULT_KINDS to replay some kinds

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,8 +27,10 @@ const brokerStartTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	for _, b := range []*builtBinary{&plainBin, &errorfsBin} {
+		if b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
 	}
 	os.Exit(code)
 }
@@ -190,23 +193,44 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// The gregor binary, built once per test run by gregorBinary.
+// The gregor binaries, each built once per test run: the ordinary one by
+// gregorBinary, the fault suite's by gregorErrorfsBinary.
 var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
+	plainBin   builtBinary
+	errorfsBin builtBinary
 )
+
+// builtBinary is ./cmd/gregor built once with some build tags.
+type builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
 
 // gregorBinary builds ./cmd/gregor once and returns its path.
 func gregorBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "gregor-bin-")
-		if buildErr != nil {
+	return plainBin.get(t)
+}
+
+// gregorErrorfsBinary builds ./cmd/gregor with the errorfs tag once and
+// returns its path: a broker whose logs run on core/log/vfs/errorfs, armed
+// from the file GREGOR_ERRORFS_RULES names (cmd/gregor/faultfs_errorfs.go).
+// Only the fault suite runs it; no other build links errorfs.
+func gregorErrorfsBinary(t testing.TB) string {
+	t.Helper()
+	return errorfsBin.get(t, "errorfs")
+}
+
+func (b *builtBinary) get(t testing.TB, tags ...string) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gregor-bin-")
+		if err != nil {
+			b.err = err
 			return
 		}
-		binPath = filepath.Join(binDir, "gregor")
+		b.path = filepath.Join(dir, "gregor")
 		goTool, err := exec.LookPath("go")
 		if err != nil {
 			goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
@@ -214,17 +238,20 @@ func gregorBinary(t testing.TB) string {
 				goTool = "/usr/local/go/bin/go"
 			}
 		}
-		cmd := exec.Command(goTool, "build", "-o", binPath, "./cmd/gregor")
+		args := []string{"build", "-o", b.path}
+		if len(tags) > 0 {
+			args = append(args, "-tags", strings.Join(tags, ","))
+		}
+		cmd := exec.Command(goTool, append(args, "./cmd/gregor")...)
 		cmd.Dir = ".." // the module root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/gregor: %v\n%s", err, out)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go %s ./cmd/gregor: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatalf("%v", buildErr)
+	if b.err != nil {
+		t.Fatalf("%v", b.err)
 	}
-	return binPath
+	return b.path
 }
 
 // childBroker is a "gregor serve" child process.

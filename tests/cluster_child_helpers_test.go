@@ -34,21 +34,26 @@ type childNode struct {
 	addr    string
 	cfgPath string
 	dataDir string
-	proc    *childBroker
-	paused  bool
+	// rules is the errorfs rules file of a node started from the errorfs
+	// build (GREGOR_ERRORFS_RULES); "" for the ordinary build.
+	rules  string
+	proc   *childBroker
+	paused bool
 }
 
 // startChildCluster writes a config per node (short broker sessions and
 // replica lag so that failover happens within seconds), starts n nodes and
 // waits until every one lists all n brokers.
 func startChildCluster(t testing.TB, n int) *childCluster {
-	return startChildClusterNet(t, n, false)
+	return startChildClusterNet(t, n, false, false)
 }
 
 // startChildClusterNet is startChildCluster; with proxied, every node's
 // listeners are reached through a faultNet (c.net), by clients and peers
-// alike, so that links between nodes can be cut.
-func startChildClusterNet(t testing.TB, n int, proxied bool) *childCluster {
+// alike, so that links between nodes can be cut; with diskFaults, every
+// node runs the errorfs build with an empty rules file (nd.rules), so that
+// its disk can be failed (armDisk).
+func startChildClusterNet(t testing.TB, n int, proxied, diskFaults bool) *childCluster {
 	t.Helper()
 	c := &childCluster{t: t, nodes: map[int32]*childNode{}}
 	if proxied {
@@ -82,6 +87,12 @@ func startChildClusterNet(t testing.TB, n int, proxied bool) *childCluster {
 			t.Fatal(err)
 		}
 		nd := &childNode{id: id, addr: kafka[id], dataDir: filepath.Join(dir, "data"), cfgPath: filepath.Join(dir, "broker.toml")}
+		if diskFaults {
+			nd.rules = filepath.Join(dir, "errorfs.rules")
+			if err := os.WriteFile(nd.rules, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		text := fmt.Sprintf(`node_id = %d
 data_dir = %q
 
@@ -123,7 +134,7 @@ auto_create = false
 	started := make(chan error, n)
 	for _, nd := range c.nodes {
 		go func() {
-			nd.proc = startChildBrokerAsync(t, nd.cfgPath, nd.addr)
+			nd.proc = startChildBrokerAsync(t, nd)
 			c.track(nd)
 			started <- nil
 		}()
@@ -147,13 +158,21 @@ auto_create = false
 
 // startChildBrokerAsync starts "gregor serve" without waiting for it to
 // answer (a cluster node answers only once a controller quorum exists).
-func startChildBrokerAsync(t testing.TB, cfgPath, addr string) *childBroker {
+func startChildBrokerAsync(t testing.TB, nd *childNode) *childBroker {
+	cfgPath, addr := nd.cfgPath, nd.addr
 	logs := &lockedBuffer{}
 	level := "warn"
 	if l := os.Getenv("FAULT_LOG_LEVEL"); l != "" {
 		level = l // info shows every ISR and leadership change
 	}
-	cmd := exec.Command(gregorBinary(t), "serve", "--config", cfgPath, "--log-level", level)
+	bin := gregorBinary(t)
+	if nd.rules != "" {
+		bin = gregorErrorfsBinary(t)
+	}
+	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--log-level", level)
+	if nd.rules != "" {
+		cmd.Env = append(os.Environ(), "GREGOR_ERRORFS_RULES="+nd.rules)
+	}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Errorf("start gregor serve: %v", err)
@@ -326,7 +345,7 @@ func (c *childCluster) restart(id int32) {
 	if nd.proc != nil {
 		c.t.Fatalf("node %d is already running", id)
 	}
-	nd.proc = startChildBrokerAsync(c.t, nd.cfgPath, nd.addr)
+	nd.proc = startChildBrokerAsync(c.t, nd)
 	if nd.proc == nil {
 		c.t.FailNow()
 	}

@@ -48,7 +48,10 @@ import (
 // or bit-flip the tail of its segment and restart it, and SIGKILL the
 // leader of the group's __consumer_offsets partition or of a transactional
 // id's __transaction_state partition right after a commit was acknowledged
-// (fault_target_test.go). Every kind is drawn once per round, in an order
+// (fault_target_test.go), and fail a leader's disk (fsync EIO, or ENOSPC
+// with a short write) through core/log's file-system seam until its log dir
+// is offline and its leaderships moved, then restart it (fault_diskfs_test.go).
+// Every kind is drawn once per round, in an order
 // the seed decides.
 //
 // GREGOR_FAULT=1 enables it. FAULT_SEEDS is a comma-separated list of seeds
@@ -182,11 +185,13 @@ func (r *liveReader) run(ctx context.Context, cl *kgo.Client) {
 // of the __transaction_state partition of one exactly-once member's
 // transactional id, right after that client was told a commit succeeded.
 //
-// DISK FAULTS GO HERE: "disk-fsync-eio" and "disk-enospc" (fsync EIO or
-// ENOSPC on one node while it leads partitions) join this list once
-// core/log has its file-system seam; their case in runFaultSchedule's
-// switch is marked the same way.
-var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart", "cut-link", "isolate", "reassign", "corrupt-follower", "kill-offsets-leader", "kill-txn-leader"}
+// disk-fsync-eio and disk-enospc fail the disk of a partition's leader
+// through core/log's file-system seam (the nodes run the errorfs build):
+// every fsync fails with EIO, or every segment write with ENOSPC after a
+// short write; the broker takes its log dir offline and the controller
+// moves its leaderships, then the node is restarted on a working disk
+// (fault_diskfs_test.go).
+var faultKinds = []string{"kill-leader", "kill-controller", "pause", "restart", "cut-link", "isolate", "reassign", "corrupt-follower", "kill-offsets-leader", "kill-txn-leader", "disk-fsync-eio", "disk-enospc"}
 
 // The workloads' topics and groups.
 const (
@@ -204,7 +209,7 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []stri
 		partitions = 6
 	)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	c := startChildClusterNet(t, 3, true)
+	c := startChildClusterNet(t, 3, true, true)
 	ctx, cancel := context.WithTimeout(context.Background(), dur+5*time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(c.client())
@@ -250,7 +255,7 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []stri
 	ids := []int32{1, 2, 3}
 	start := time.Now()
 	end := start.Add(dur)
-	var faults []string
+	var faults, diskAnomalies []string
 	perKind := map[string]int{}
 	var bag []string // every kind once per round, in a seeded order
 	for n := 0; time.Now().Before(end); n++ {
@@ -275,7 +280,7 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []stri
 		part := ps[pick%len(ps)]
 		var target int32
 		switch kind {
-		case "kill-leader":
+		case "kill-leader", "disk-fsync-eio", "disk-enospc":
 			target = part.Leader
 		case "kill-controller":
 			target = md.Controller
@@ -357,9 +362,17 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []stri
 			}
 			t.Logf("fault %d: killed %s", n, what)
 			faults[len(faults)-1] += ": " + what
-		// DISK FAULTS GO HERE (see faultKinds): fail fsync with EIO or
-		// writes with ENOSPC on the node through core/log's file-system
-		// seam while it leads partitions, for down, then heal it.
+		case "disk-fsync-eio", "disk-enospc":
+			what, anomaly, err := diskFault(ctx, c, md, kind, target, down, frng)
+			if err != nil {
+				t.Fatalf("fault %d (%s): %v", n, kind, err)
+			}
+			t.Logf("fault %d: %s", n, what)
+			faults[len(faults)-1] += ": " + what
+			if anomaly != "" {
+				t.Logf("fault %d: ANOMALY %s", n, anomaly)
+				diskAnomalies = append(diskAnomalies, fmt.Sprintf("fault %d: %s", n, anomaly))
+			}
 		case "kill-leader", "kill-controller":
 			c.kill(target)
 			time.Sleep(down) // the node stays down this long
@@ -432,6 +445,9 @@ func runFaultSchedule(t *testing.T, seed uint64, dur time.Duration, kinds []stri
 	t.Log(summary)
 	if !rep.ok() {
 		t.Errorf("seed %d: the checker found anomalies (replay with FAULT_SEEDS=%d): %s\nfaults: %s", seed, seed, rep, strings.Join(faults, "; "))
+	}
+	if len(diskAnomalies) > 0 {
+		t.Errorf("seed %d: a disk fault did not take its node's log dir offline and move its leaderships (replay with FAULT_SEEDS=%d): %s", seed, seed, strings.Join(diskAnomalies, "; "))
 	}
 	if rep.Acked == 0 {
 		t.Errorf("seed %d: nothing was acknowledged", seed)

@@ -14,9 +14,8 @@ import (
 	"github.com/gregorbroker/gregor/core/protocol"
 )
 
-// Fetch v4 is Apache Kafka 4's minimum. Fetch sessions (KIP-227) are not
-// kept: every answer carries session id 0, which tells clients to send full
-// fetch requests, a mode every client supports.
+// Fetch v4 is Apache Kafka 4's minimum. Consumer fetches use incremental
+// fetch sessions (fetch_session.go); follower fetches are sessionless.
 func init() { reg(1, 4, 18, (*Broker).handleFetch) }
 
 // maxFetchWait bounds a long poll whatever the client asks.
@@ -27,32 +26,47 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 	if req.ReplicaID >= 0 || req.ReplicaState.ID >= 0 {
 		return b.handleReplicaFetch(r, req)
 	}
-	resp, bytes, waitable := b.fetchOnce(r, r.Version, req)
+	sessions := b.fetchSessions()
+	plan := sessions.begin(r.Version, req, false)
+	if plan.errCode != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = plan.errCode
+		return protocol.Reply{Resp: resp}
+	}
+	resp, bytes, waitable := b.fetchOnce(r, r.Version, req, plan.parts)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
 	if bytes >= int(req.MinBytes) || wait <= 0 || !waitable {
-		return protocol.Reply{Resp: resp}
+		return protocol.Reply{Resp: sessions.finish(&plan, resp)}
 	}
 	deadline := time.Now().Add(wait)
 	return protocol.Reply{Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for {
-			chans := b.fetchWaitChans(r.Version, req)
+			chans := b.fetchWaitChans(r.Version, plan.parts)
 			// Re-read after taking the channels so that no append between the
 			// first read and the wait is missed.
-			resp, bytes, waitable = b.fetchOnce(r, r.Version, req)
+			resp, bytes, waitable = b.fetchOnce(r, r.Version, req, plan.parts)
 			if bytes >= int(req.MinBytes) || !waitable || !time.Now().Before(deadline) {
-				return resp
+				return sessions.finish(&plan, resp)
 			}
 			if !waitAny(chans, timer.C, b.Done) {
-				resp, _, _ = b.fetchOnce(r, r.Version, req)
-				return resp
+				resp, _, _ = b.fetchOnce(r, r.Version, req, plan.parts)
+				return sessions.finish(&plan, resp)
 			}
 		}
 	}}
+}
+
+// fetchSessions is the broker's session cache, made on first use.
+func (b *Broker) fetchSessions() *FetchSessions {
+	b.sessOnce.Do(func() {
+		b.sessions = NewFetchSessions(int(b.Config.Limits.MaxIncrementalFetchSessionCacheSlots), b.Now)
+	})
+	return b.sessions
 }
 
 // waitAny blocks until one channel fires; false when the timer or shutdown did.
@@ -92,43 +106,37 @@ func waitAny(chans []<-chan struct{}, timer <-chan time.Time, done <-chan struct
 	}
 }
 
-func (b *Broker) fetchTopicName(version int16, t *kmsg.FetchRequestTopic) (string, bool) {
+// fetchTopicName names a fetched topic: by name below v13, by id from v13.
+func (b *Broker) fetchTopicName(version int16, k fetchKey) (string, bool) {
 	if version < 13 {
-		return t.Topic, true
+		return k.topic, true
 	}
-	tt, ok := b.Controller.Image().TopicsByID[uuid.UUID(t.TopicID)]
+	tt, ok := b.Controller.Image().TopicsByID[uuid.UUID(k.id)]
 	if !ok {
 		return "", false
 	}
 	return tt.Name, true
 }
 
-func (b *Broker) fetchWaitChans(version int16, req *kmsg.FetchRequest) []<-chan struct{} {
+func (b *Broker) fetchWaitChans(version int16, parts []fetchPart) []<-chan struct{} {
 	var chans []<-chan struct{}
-	seen := make(map[fetchKey]struct{}, len(req.Topics))
-	for i := range req.Topics {
-		name, ok := b.fetchTopicName(version, &req.Topics[i])
+	for _, fp := range parts {
+		name, ok := b.fetchTopicName(version, fp.key)
 		if !ok {
 			continue
 		}
-		for _, rp := range req.Topics[i].Partitions {
-			if !isNew(seen, fetchKey{req.Topics[i].Topic, req.Topics[i].TopicID, rp.Partition}) {
-				continue
-			}
-			if p, ok := b.partition(name, rp.Partition); ok {
-				chans = append(chans, p.HighWatermarkChanged())
-			}
+		if p, ok := b.partition(name, fp.key.partition); ok {
+			chans = append(chans, p.HighWatermarkChanged())
 		}
 	}
 	return chans
 }
 
-// fetchOnce reads every requested partition once. It returns the response,
-// the record bytes in it, and whether waiting could help (no partition
-// failed).
-func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
+// fetchOnce reads parts once, each run of one topic's partitions answered as
+// one response topic. It returns the response, the record bytes in it, and
+// whether waiting could help (no partition failed).
+func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest, parts []fetchPart) (*kmsg.FetchResponse, int, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	resp.SessionID = 0
 	// The broker's fetch.max.bytes caps what the request asks; a request
 	// asking for nothing (or below v3, for no limit) still gets the first
 	// batch, as in Kafka.
@@ -136,102 +144,96 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 	if version >= 3 {
 		maxBytes = max(0, min(maxBytes, int(req.MaxBytes)))
 	}
-	// A partition listed twice is read and answered once (Kafka keys the
-	// fetch by partition).
-	seen := make(map[fetchKey]struct{}, len(req.Topics))
 	total := 0
 	waitable := true
 	first := true
 	readAuth := b.topicAuth(r, sdkauth.OpRead)
-	for i := range req.Topics {
-		rt := &req.Topics[i]
-		st := kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		name, known := b.fetchTopicName(version, rt)
-		for _, rp := range rt.Partitions {
-			if k := (fetchKey{rt.Topic, rt.TopicID, rp.Partition}); !isNew(seen, k) {
-				continue
-			}
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			sp.PreferredReadReplica = -1
-			// An empty record set, never a null one: librdkafka rejects null.
-			sp.RecordBatches = []byte{}
-			if req.IsolationLevel == 1 {
-				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-			}
-			st.Partitions = append(st.Partitions, sp)
-			spp := &st.Partitions[len(st.Partitions)-1]
-			if !known {
-				spp.ErrorCode = kerr.UnknownTopicID.Code
+	var st *kmsg.FetchResponseTopic
+	var name string
+	var known bool
+	for _, rp := range parts {
+		if st == nil || st.Topic != rp.key.topic || st.TopicID != rp.key.id {
+			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
+			st = &resp.Topics[len(resp.Topics)-1]
+			st.Topic, st.TopicID = rp.key.topic, rp.key.id
+			name, known = b.fetchTopicName(version, rp.key)
+		}
+		sp := kmsg.NewFetchResponseTopicPartition()
+		sp.Partition = rp.key.partition
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		sp.PreferredReadReplica = -1
+		// An empty record set, never a null one: librdkafka rejects null.
+		sp.RecordBatches = []byte{}
+		if req.IsolationLevel == 1 {
+			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		}
+		st.Partitions = append(st.Partitions, sp)
+		spp := &st.Partitions[len(st.Partitions)-1]
+		if !known {
+			spp.ErrorCode = kerr.UnknownTopicID.Code
+			waitable = false
+			continue
+		}
+		if !readAuth.allowed(name) {
+			spp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			waitable = false
+			continue
+		}
+		p, ok := b.partition(name, rp.key.partition)
+		if !ok {
+			spp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			waitable = false
+			continue
+		}
+		if leader, _ := p.Leadership(); leader != b.Config.NodeID {
+			spp.ErrorCode = kerr.NotLeaderForPartition.Code
+			waitable = false
+			continue
+		}
+		if err := p.CheckEpoch(rp.leaderEpoch); err != nil {
+			spp.ErrorCode = errCode(err)
+			waitable = false
+			continue
+		}
+		if version >= 12 && rp.lastFetchedEpoch >= 0 {
+			if epoch, end, diverged := divergence(p, rp.lastFetchedEpoch, rp.fetchOffset); diverged {
+				off := p.Offsets()
+				spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = off.HighWatermark, off.LastStableOffset, off.LogStartOffset
+				spp.DivergingEpoch.Epoch, spp.DivergingEpoch.EndOffset = epoch, end
 				waitable = false
 				continue
-			}
-			if !readAuth.allowed(name) {
-				spp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				waitable = false
-				continue
-			}
-			p, ok := b.partition(name, rp.Partition)
-			if !ok {
-				spp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				waitable = false
-				continue
-			}
-			if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-				spp.ErrorCode = kerr.NotLeaderForPartition.Code
-				waitable = false
-				continue
-			}
-			if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
-				spp.ErrorCode = errCode(err)
-				waitable = false
-				continue
-			}
-			if version >= 12 && rp.LastFetchedEpoch >= 0 {
-				if epoch, end, diverged := divergence(p, rp.LastFetchedEpoch, rp.FetchOffset); diverged {
-					off := p.Offsets()
-					spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = off.HighWatermark, off.LastStableOffset, off.LogStartOffset
-					spp.DivergingEpoch.Epoch, spp.DivergingEpoch.EndOffset = epoch, end
-					waitable = false
-					continue
-				}
-			}
-			limit := int(rp.PartitionMaxBytes)
-			if left := maxBytes - total; left < limit {
-				limit = left
-			}
-			if limit < 0 {
-				limit = 0
-			}
-			read := p.Read
-			if req.IsolationLevel == 1 {
-				read = p.ReadCommitted
-			}
-			res, err := read(rp.FetchOffset, limit, first)
-			if err != nil {
-				// Kafka leaves the offsets unknown (-1) on a failed read.
-				spp.ErrorCode = errCode(err)
-				if !errors.Is(err, partition.ErrOffsetOutOfRange) {
-					b.Logger.Warn("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
-				}
-				waitable = false
-				continue
-			}
-			spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
-			for _, a := range res.Aborted {
-				spp.AbortedTransactions = append(spp.AbortedTransactions,
-					kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
-			}
-			if len(res.Records) > 0 {
-				spp.RecordBatches = res.Records
-				total += len(res.Records)
-				first = false
 			}
 		}
-		if len(st.Partitions) > 0 || len(rt.Partitions) == 0 {
-			resp.Topics = append(resp.Topics, st)
+		limit := int(rp.maxBytes)
+		if left := maxBytes - total; left < limit {
+			limit = left
+		}
+		if limit < 0 {
+			limit = 0
+		}
+		read := p.Read
+		if req.IsolationLevel == 1 {
+			read = p.ReadCommitted
+		}
+		res, err := read(rp.fetchOffset, limit, first)
+		if err != nil {
+			// Kafka leaves the offsets unknown (-1) on a failed read.
+			spp.ErrorCode = errCode(err)
+			if !errors.Is(err, partition.ErrOffsetOutOfRange) {
+				b.Logger.Warn("fetch failed", "topic", name, "partition", rp.key.partition, "err", err)
+			}
+			waitable = false
+			continue
+		}
+		spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+		for _, a := range res.Aborted {
+			spp.AbortedTransactions = append(spp.AbortedTransactions,
+				kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+		}
+		if len(res.Records) > 0 {
+			spp.RecordBatches = res.Records
+			total += len(res.Records)
+			first = false
 		}
 	}
 	return resp, total, waitable

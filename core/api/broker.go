@@ -64,6 +64,9 @@ type Broker struct {
 	shareOnce sync.Once // builds shr
 	shr       *shareState
 
+	sessOnce sync.Once
+	sessions *FetchSessions // consumer fetch sessions; see fetchSessions
+
 	pidMu   sync.Mutex // guards pidNext, pidEnd
 	pidNext int64
 	pidEnd  int64

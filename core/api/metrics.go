@@ -45,13 +45,22 @@ var (
 		"Acquisition locks that expired before the record was acknowledged.", nil, nil)
 	descShareArchived = prometheus.NewDesc("gregor_share_archived_records_total",
 		"Records archived: rejected, over the delivery count limit, aborted or control records.", nil, nil)
+	descFetchSessions = prometheus.NewDesc("gregor_fetch_sessions",
+		"Incremental fetch sessions cached (Kafka's NumIncrementalFetchSessions).", nil, nil)
+	descFetchSessionPartitions = prometheus.NewDesc("gregor_fetch_session_partitions",
+		"Partitions cached over all fetch sessions (Kafka's NumIncrementalFetchPartitionsCached).", nil, nil)
+	descFetchSessionEvictions = prometheus.NewDesc("gregor_fetch_session_evictions_total",
+		"Fetch sessions evicted to make room for a new one.", nil, nil)
+	descFetchSessionIncremental = prometheus.NewDesc("gregor_fetch_session_incremental_requests_total",
+		"Incremental fetch requests served from a session.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c *MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOffline, descURPCluster, descUnderMinISR, descPartitions, descBrokers,
 		descControllerActive, descMetadataOffset, descGroupLag, descGroupLagSum, descGroupMembers,
-		descShareInFlight, descShareAcquired, descShareLockTimeouts, descShareArchived} {
+		descShareInFlight, descShareAcquired, descShareLockTimeouts, descShareArchived,
+		descFetchSessions, descFetchSessionPartitions, descFetchSessionEvictions, descFetchSessionIncremental} {
 		ch <- d
 	}
 }
@@ -95,6 +104,11 @@ func (c *MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descShareAcquired, float64(st.Acquired))
 	ch <- prometheus.MustNewConstMetric(descShareLockTimeouts, prometheus.CounterValue, float64(st.LockTimeouts))
 	ch <- prometheus.MustNewConstMetric(descShareArchived, prometheus.CounterValue, float64(st.Archived))
+	fs := b.fetchSessions().Stats()
+	gauge(descFetchSessions, float64(fs.Sessions))
+	gauge(descFetchSessionPartitions, float64(fs.Partitions))
+	ch <- prometheus.MustNewConstMetric(descFetchSessionEvictions, prometheus.CounterValue, float64(fs.Evictions))
+	ch <- prometheus.MustNewConstMetric(descFetchSessionIncremental, prometheus.CounterValue, float64(fs.Incremental))
 	if b.Groups == nil {
 		return
 	}

@@ -44,7 +44,7 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 		defer timer.Stop()
 		for {
 			// Appends close the channel even when the high watermark stays.
-			chans := b.fetchWaitChans(r.Version, req)
+			chans := b.fetchWaitChans(r.Version, requestParts(req))
 			resp, bytes, waitable = b.replicaFetchOnce(r.Version, req, false)
 			if bytes.total >= int(req.MinBytes) || !waitable {
 				return b.sentToFollower(resp, bytes)
@@ -90,7 +90,7 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 		rt := &req.Topics[i]
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		name, known := b.fetchTopicName(version, rt)
+		name, known := b.fetchTopicName(version, fetchKey{topic: rt.Topic, id: rt.TopicID})
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -130,6 +130,11 @@ type Limits struct {
 	// whatever the request asks (Kafka's fetch.max.bytes); the first batch
 	// is still returned whole so a consumer always progresses.
 	FetchMaxBytes int32 `toml:"fetch_max_bytes"`
+	// MaxIncrementalFetchSessionCacheSlots bounds the incremental fetch
+	// sessions (KIP-227) the broker keeps for consumers; 0 turns them off
+	// and every fetch is full (Kafka's
+	// max.incremental.fetch.session.cache.slots).
+	MaxIncrementalFetchSessionCacheSlots int32 `toml:"max_incremental_fetch_session_cache_slots"`
 	// QueuedMaxRequestBytes bounds the bytes of requests read but not yet
 	// answered, across all connections; reading pauses at the bound
 	// (Kafka's queued.max.request.bytes); -1 means unbounded.
@@ -328,10 +333,11 @@ func Default() Config {
 			DefaultReplicationFactor: 1,
 		},
 		Limits: Limits{
-			MaxRequestBytes:                  100 << 20,
-			FetchMaxBytes:                    55 << 20,
-			QueuedMaxRequestBytes:            -1,
-			ConnectionMaxQueuedResponseBytes: 1 << 20,
+			MaxRequestBytes:                      100 << 20,
+			FetchMaxBytes:                        55 << 20,
+			MaxIncrementalFetchSessionCacheSlots: 1000,
+			QueuedMaxRequestBytes:                -1,
+			ConnectionMaxQueuedResponseBytes:     1 << 20,
 		},
 		Security: defaultSecurity(),
 		Transactions: Transactions{
@@ -494,6 +500,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.FetchMaxBytes < 1024 {
 		return bad("limits.fetch_max_bytes", "%d is below 1024", c.Limits.FetchMaxBytes)
+	}
+	if c.Limits.MaxIncrementalFetchSessionCacheSlots < 0 {
+		return bad("limits.max_incremental_fetch_session_cache_slots", "%d is negative", c.Limits.MaxIncrementalFetchSessionCacheSlots)
 	}
 	if c.Limits.QueuedMaxRequestBytes != -1 && c.Limits.QueuedMaxRequestBytes < int64(c.Limits.MaxRequestBytes) {
 		return bad("limits.queued_max_request_bytes", "%d is neither -1 nor at least max_request_bytes %d",
