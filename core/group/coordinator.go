@@ -26,6 +26,12 @@ type Config struct {
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
 	ConsumerAssignors         []string
+	// Streams (KIP-1071) groups.
+	StreamsSessionTimeout        time.Duration
+	StreamsHeartbeatInterval     time.Duration
+	StreamsNumStandbyReplicas    int
+	StreamsAcceptableRecoveryLag int64
+	StreamsTaskOffsetInterval    time.Duration
 }
 
 // ConfigFrom turns the broker's group settings into a Config.
@@ -42,6 +48,15 @@ func ConfigFrom(g config.Groups) Config {
 		ConsumerSessionTimeout:    ms(g.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(g.GroupConsumerHeartbeatIntervalMs),
 		ConsumerAssignors:         append([]string(nil), g.GroupConsumerAssignors...),
+		// Kafka's defaults of group.streams.session.timeout.ms,
+		// group.streams.heartbeat.interval.ms and
+		// group.streams.num.standby.replicas, and of the acceptable
+		// recovery lag and task offset interval it tells members.
+		StreamsSessionTimeout:        45 * time.Second,
+		StreamsHeartbeatInterval:     5 * time.Second,
+		StreamsNumStandbyReplicas:    0,
+		StreamsAcceptableRecoveryLag: 10000,
+		StreamsTaskOffsetInterval:    60 * time.Second,
 	}
 }
 
