@@ -11,7 +11,8 @@
 #   make interop-diff                    Gregor vs Apache Kafka, field by field (interop/DIFF.md)
 #   make bench-compare                   Gregor vs Apache Kafka throughput, latency, RSS, start time
 #   make interop-streams [GREGOR_NODES=3] Kafka Streams 4.4 word count, group.protocol=streams and
-#                                        exactly_once_v2, an instance bounced mid-run: exact counts
+#                                        exactly_once_v2, an instance bounced mid-run: exact counts;
+#                                        with 3 nodes the group's coordinator is SIGKILLed mid-run
 #   make interop-tools                   Kafka's own tools (kafka-topics, -configs, -consumer-groups, -dump-log) against Gregor
 
 GO            ?= go
@@ -57,11 +58,16 @@ interop-deps:
 # Kafka Streams (KIP-1071 streams groups, exactly_once_v2) against a fresh Gregor; 30,000 lines,
 # two instances, the first closed and replaced once output appears. Exit status: exact or not.
 STREAMS_DRIVER = $${GREGOR_CACHE:-.cache}/interop/streams
+ifeq ($(GREGOR_NODES),1)
+STREAMS_KILL   =
+else
+STREAMS_KILL   = kill -9 $$($(GREGOR_REF) pids | sed -n {node}p)
+endif
 interop-streams:
 	./scripts/interop-deps.sh streams
 	$(GREGOR_REF) start --nodes $(GREGOR_NODES)
 	java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$(STREAMS_DRIVER)/streams-driver.jar:$(STREAMS_DRIVER)/libs/*" \
-		gregor.interop.WordCount $(call gregor_addrs,28092) 30000 2 180 1; \
+		gregor.interop.WordCount $(call gregor_addrs,28092) 30000 2 180 1 '$(STREAMS_KILL)'; \
 		rc=$$?; $(GREGOR_REF) stop; exit $$rc
 
 # The target is started fresh and stopped afterwards; the runner's exit status is the target's.

@@ -35,10 +35,12 @@ import org.apache.kafka.streams.state.Stores;
  * and exactly_once_v2. It writes a known input, runs `instances` KafkaStreams instances until
  * the read_committed output holds the final count of every word, and checks every count:
  * exact, never more. With BOUNCE=1 the first instance is closed as soon as output appears and
- * a new one started, so tasks move between members while transactions are open. Exit 0 on
- * exact counts, 1 otherwise.
+ * a new one started, so tasks move between members while transactions are open. KILL_CMD, if
+ * given, runs once (sh -c) when output appears, with {node} replaced by the node id of the
+ * group's coordinator (from Admin.describeStreamsGroups): it is how a broker is killed mid-run.
+ * Exit 0 on exact counts, 1 otherwise.
  *
- * usage: WordCount BOOTSTRAP [LINES] [INSTANCES] [TIMEOUT_S] [BOUNCE]
+ * usage: WordCount BOOTSTRAP [LINES] [INSTANCES] [TIMEOUT_S] [BOUNCE] [KILL_CMD]
  */
 public final class WordCount {
     public static void main(String[] args) throws Exception {
@@ -47,6 +49,7 @@ public final class WordCount {
         int instances = args.length > 2 ? Integer.parseInt(args[2]) : 2;
         int timeoutS = args.length > 3 ? Integer.parseInt(args[3]) : 180;
         boolean bounce = args.length > 4 && args[4].equals("1");
+        String killCmd = args.length > 5 && !args[5].isEmpty() ? args[5] : null;
         String run = UUID.randomUUID().toString().substring(0, 8);
         String input = "wc-in-" + run, output = "wc-out-" + run, app = "wc-app-" + run;
 
@@ -113,6 +116,16 @@ public final class WordCount {
                     apps.get(0).close(Duration.ofSeconds(30));
                     apps.set(0, start(b, app, bootstrap, instances));
                     System.err.println("wordcount: bounced an instance after " + got.size() + " words had output");
+                }
+                if (killCmd != null && !got.isEmpty()) {
+                    int node;
+                    try (Admin admin = Admin.create(ap)) {
+                        node = admin.describeStreamsGroups(List.of(app)).all().get().get(app).coordinator().id();
+                    }
+                    String cmd = killCmd.replace("{node}", Integer.toString(node));
+                    killCmd = null;
+                    int rc = new ProcessBuilder("sh", "-c", cmd).inheritIO().start().waitFor();
+                    System.err.println("wordcount: ran `" + cmd + "` (the group's coordinator is node " + node + "): exit " + rc);
                 }
                 if (got.equals(want)) {
                     exact = true;
