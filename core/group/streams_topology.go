@@ -70,7 +70,6 @@ func validateTopology(t *StreamsTopology) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrStreamsInvalidTopology}, args...)...)
 	}
 	ids := map[string]bool{}
-	internal := map[string]bool{}
 	for _, st := range t.Subtopologies {
 		if ids[st.ID] {
 			return bad("duplicate subtopology id %s", st.ID)
@@ -85,7 +84,6 @@ func validateTopology(t *StreamsTopology) error {
 			if ti.Name == "" {
 				return bad("subtopology %s: an internal topic has no name", st.ID)
 			}
-			internal[ti.Name] = true
 		}
 		for _, g := range st.CopartitionGroups {
 			for _, ix := range g.SourceTopics {
@@ -102,15 +100,6 @@ func validateTopology(t *StreamsTopology) error {
 				if int(ix) < 0 || int(ix) >= len(st.RepartitionSourceTopics) {
 					return bad("subtopology %s: copartition group repartition source topic index %d out of range", st.ID, ix)
 				}
-			}
-		}
-	}
-	for _, st := range t.Subtopologies {
-		for _, sink := range st.RepartitionSinkTopics {
-			if !internal[sink] {
-				// Kafka: a repartition sink must be a repartition source of
-				// some subtopology.
-				return bad("subtopology %s: repartition sink topic %s is not a repartition source topic of any subtopology", st.ID, sink)
 			}
 		}
 	}
