@@ -209,6 +209,13 @@ type Groups struct {
 	// GroupConsumerAssignors are the server-side assignors of consumer
 	// groups, the first being the default: "uniform" and "range".
 	GroupConsumerAssignors []string `toml:"group_consumer_assignors"`
+	// GroupStreams* are Kafka's group.streams.* settings of streams
+	// (KIP-1071) groups: session timeout, heartbeat interval, and the
+	// standby replicas of each task (at most group_streams_max_standby_replicas).
+	GroupStreamsSessionTimeoutMs    int64 `toml:"group_streams_session_timeout_ms"`
+	GroupStreamsHeartbeatIntervalMs int64 `toml:"group_streams_heartbeat_interval_ms"`
+	GroupStreamsNumStandbyReplicas  int32 `toml:"group_streams_num_standby_replicas"`
+	GroupStreamsMaxStandbyReplicas  int32 `toml:"group_streams_max_standby_replicas"`
 }
 
 // Durability modes.
@@ -276,6 +283,10 @@ func Default() Config {
 			GroupConsumerSessionTimeoutMs:    45000,
 			GroupConsumerHeartbeatIntervalMs: 5000,
 			GroupConsumerAssignors:           []string{"uniform", "range"},
+			GroupStreamsSessionTimeoutMs:     45000,
+			GroupStreamsHeartbeatIntervalMs:  5000,
+			GroupStreamsNumStandbyReplicas:   0,
+			GroupStreamsMaxStandbyReplicas:   2,
 		},
 	}
 }
@@ -438,6 +449,16 @@ func (g *Groups) validate(bad func(key, format string, args ...any) error) error
 			g.GroupConsumerHeartbeatIntervalMs, g.GroupConsumerSessionTimeoutMs)
 	case len(g.GroupConsumerAssignors) == 0:
 		return bad("groups.group_consumer_assignors", "at least one assignor is needed")
+	case g.GroupStreamsSessionTimeoutMs < 1:
+		return bad("groups.group_streams_session_timeout_ms", "%d is below 1", g.GroupStreamsSessionTimeoutMs)
+	case g.GroupStreamsHeartbeatIntervalMs < 1 || g.GroupStreamsHeartbeatIntervalMs >= g.GroupStreamsSessionTimeoutMs:
+		return bad("groups.group_streams_heartbeat_interval_ms", "%d must be positive and below group_streams_session_timeout_ms %d",
+			g.GroupStreamsHeartbeatIntervalMs, g.GroupStreamsSessionTimeoutMs)
+	case g.GroupStreamsMaxStandbyReplicas < 0:
+		return bad("groups.group_streams_max_standby_replicas", "%d is negative", g.GroupStreamsMaxStandbyReplicas)
+	case g.GroupStreamsNumStandbyReplicas < 0 || g.GroupStreamsNumStandbyReplicas > g.GroupStreamsMaxStandbyReplicas:
+		return bad("groups.group_streams_num_standby_replicas", "%d must be between 0 and group_streams_max_standby_replicas %d",
+			g.GroupStreamsNumStandbyReplicas, g.GroupStreamsMaxStandbyReplicas)
 	}
 	seen := map[string]bool{}
 	for _, a := range g.GroupConsumerAssignors {

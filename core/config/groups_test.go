@@ -16,6 +16,9 @@ func TestGroupsErrorsNameTheKey(t *testing.T) {
 		{"unknown assignor", "[groups]\ngroup_consumer_assignors = [\"sticky\"]", "groups.group_consumer_assignors"},
 		{"duplicate assignor", "[groups]\ngroup_consumer_assignors = [\"range\", \"range\"]", "groups.group_consumer_assignors"},
 		{"no assignor", "[groups]\ngroup_consumer_assignors = []", "groups.group_consumer_assignors"},
+		{"streams heartbeat not below session", "[groups]\ngroup_streams_heartbeat_interval_ms = 45000", "groups.group_streams_heartbeat_interval_ms"},
+		{"streams standbys above the max", "[groups]\ngroup_streams_num_standby_replicas = 3", "groups.group_streams_num_standby_replicas"},
+		{"negative streams standbys", "[groups]\ngroup_streams_num_standby_replicas = -1", "groups.group_streams_num_standby_replicas"},
 		{"unknown key", "[groups]\nsession_timeout = 5", "unknown key groups.session_timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,13 +48,11 @@ func ConfigFrom(g config.Groups) Config {
 		ConsumerSessionTimeout:    ms(g.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(g.GroupConsumerHeartbeatIntervalMs),
 		ConsumerAssignors:         append([]string(nil), g.GroupConsumerAssignors...),
-		// Kafka's defaults of group.streams.session.timeout.ms,
-		// group.streams.heartbeat.interval.ms and
-		// group.streams.num.standby.replicas, and of the acceptable
-		// recovery lag and task offset interval it tells members.
-		StreamsSessionTimeout:        45 * time.Second,
-		StreamsHeartbeatInterval:     5 * time.Second,
-		StreamsNumStandbyReplicas:    0,
+		StreamsSessionTimeout:     ms(g.GroupStreamsSessionTimeoutMs),
+		StreamsHeartbeatInterval:  ms(g.GroupStreamsHeartbeatIntervalMs),
+		StreamsNumStandbyReplicas: int(g.GroupStreamsNumStandbyReplicas),
+		// Kafka's defaults of the acceptable recovery lag and task offset
+		// interval it tells members.
 		StreamsAcceptableRecoveryLag: 10000,
 		StreamsTaskOffsetInterval:    60 * time.Second,
 	}

@@ -282,3 +282,55 @@ func TestStreamsGroupAfterRestart(t *testing.T) {
 		t.Fatalf("list after rejoin = %+v", l)
 	}
 }
+
+// TestStreamsGroupStandbyTasks: with group_streams_num_standby_replicas 1
+// each task has a standby on the other process, never with its active.
+func TestStreamsGroupStandbyTasks(t *testing.T) {
+	e := newEnv(t, 1, func(c *Config) {
+		c.StreamsSessionTimeout, c.StreamsHeartbeatInterval, c.StreamsNumStandbyReplicas = 45*time.Second, 5*time.Second, 1
+	})
+	e.topics["input"] = TopicInfo{ID: [16]byte{1}, Partitions: 4}
+	e.topics["app-counts-repartition"] = TopicInfo{ID: [16]byte{2}, Partitions: 4}
+	e.topics["app-counts-changelog"] = TopicInfo{ID: [16]byte{3}, Partitions: 4}
+	ra := smust(t, e.shb("a", 0, nil))
+	ra = smust(t, e.shb("a", 1, ra.Active))
+	rb := smust(t, e.shb("b", 0, nil))
+	owned := map[string][]StreamsTaskIDs{"a": nil, "b": nil}
+	for i := 0; i < 6; i++ {
+		for _, id := range []string{"a", "b"} {
+			epoch := ra.MemberEpoch
+			if id == "b" {
+				epoch = rb.MemberEpoch
+			}
+			act := owned[id]
+			if act == nil {
+				act = []StreamsTaskIDs{}
+			}
+			r := smust(t, e.c.StreamsHeartbeat(StreamsHeartbeatRequest{Group: "app", MemberID: id, MemberEpoch: epoch,
+				RebalanceTimeout: -1, Active: act, Standby: []StreamsTaskIDs{}, Warmup: []StreamsTaskIDs{}}))
+			if r.Active != nil {
+				owned[id] = r.Active
+			}
+			if id == "a" {
+				ra = r
+			} else {
+				rb = r
+			}
+		}
+	}
+	d, err := e.c.DescribeStreamsGroup("app")
+	if err != nil || d.State != StateStable {
+		t.Fatalf("describe: %+v %v", d, err)
+	}
+	for _, m := range d.Members {
+		active, standby := tasksFromIDs(m.Assignment[0]), tasksFromIDs(m.Assignment[1])
+		if len(active) != 4 || len(standby) != 4 {
+			t.Fatalf("%s: %d active, %d standby, want 4 and 4", m.MemberID, len(active), len(standby))
+		}
+		for tk := range active {
+			if standby[tk] {
+				t.Fatalf("%s has task %v both active and standby", m.MemberID, tk)
+			}
+		}
+	}
+}
