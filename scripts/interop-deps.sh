@@ -55,6 +55,21 @@ dep_java() {
 	echo "$stamp" >"$d/.stamp"
 }
 
+# The Kafka Streams word count driver (interop/streams): kafka-streams 4.4.0 from Maven Central.
+dep_streams() {
+	local d="$DEST/streams" src="$ROOT/interop/streams"
+	local stamp; stamp="$(cat "$src/pom.xml" "$src"/src/main/java/gregor/interop/*.java | sha256sum | cut -c1-16)"
+	if [[ -f "$d/streams-driver.jar" && "$(cat "$d/.stamp" 2>/dev/null)" == "$stamp" ]]; then return 0; fi
+	echo "interop-deps: building the Kafka Streams driver into $d" >&2
+	command -v mvn >/dev/null || apt_install maven
+	command -v javac >/dev/null || apt_install openjdk-17-jdk-headless
+	local mvn=(mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" -Dcache.dir="$DEST" -f "$src/pom.xml")
+	rm -rf "$d/libs"
+	"${mvn[@]}" package dependency:copy-dependencies -DoutputDirectory="$d/libs" -DincludeScope=runtime >&2
+	cp "$d/build/streams-driver.jar" "$d/streams-driver.jar"
+	echo "$stamp" >"$d/.stamp"
+}
+
 clients=("$@")
 [[ ${#clients[@]} -eq 0 ]] && clients=(kcat python kafkajs java)
 for c in "${clients[@]}"; do
@@ -63,6 +78,7 @@ for c in "${clients[@]}"; do
 	python) dep_python ;;
 	kafkajs) dep_kafkajs ;;
 	java) dep_java ;;
+	streams) dep_streams ;;
 	franz-go | kafka-go | sarama) ;;
 	*) echo "interop-deps: unknown client $c" >&2; exit 2 ;;
 	esac

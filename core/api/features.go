@@ -27,6 +27,7 @@ func (b *Broker) features() []feature {
 		{name: "transaction.version", min: 0, max: 2, finalized: b.Config.Transactions.Version},
 		{name: "group.version", min: 0, max: 1, finalized: 1},
 		{name: "share.version", min: 0, max: 1, finalized: 1},
+		{name: "streams.version", min: 0, max: 1, finalized: 1}, // KIP-1071, GA in Kafka 4.2
 	}
 }
 

@@ -293,6 +293,13 @@ type Groups struct {
 	GroupShareMaxPartitionMaxRecordLocks int32 `toml:"group_share_max_partition_max_record_locks"`
 	// GroupShareMaxShareSessions bounds the share sessions of the broker.
 	GroupShareMaxShareSessions int32 `toml:"group_share_max_share_sessions"`
+	// GroupStreams* are Kafka's group.streams.* settings of streams
+	// (KIP-1071) groups: session timeout, heartbeat interval, and the
+	// standby replicas of each task (at most group_streams_max_standby_replicas).
+	GroupStreamsSessionTimeoutMs    int64 `toml:"group_streams_session_timeout_ms"`
+	GroupStreamsHeartbeatIntervalMs int64 `toml:"group_streams_heartbeat_interval_ms"`
+	GroupStreamsNumStandbyReplicas  int32 `toml:"group_streams_num_standby_replicas"`
+	GroupStreamsMaxStandbyReplicas  int32 `toml:"group_streams_max_standby_replicas"`
 }
 
 // Durability modes.
@@ -386,6 +393,10 @@ func Default() Config {
 			GroupShareMaxShareSessions:           2000,
 			GroupShareMinPartitionMaxRecordLocks: 100,
 			GroupShareMaxPartitionMaxRecordLocks: 4000,
+			GroupStreamsSessionTimeoutMs:         45000,
+			GroupStreamsHeartbeatIntervalMs:      5000,
+			GroupStreamsNumStandbyReplicas:       0,
+			GroupStreamsMaxStandbyReplicas:       2,
 		},
 		Telemetry: defaultTelemetry(),
 	}
@@ -571,6 +582,16 @@ func (g *Groups) validate(bad func(key, format string, args ...any) error) error
 			g.GroupConsumerHeartbeatIntervalMs, g.GroupConsumerSessionTimeoutMs)
 	case len(g.GroupConsumerAssignors) == 0:
 		return bad("groups.group_consumer_assignors", "at least one assignor is needed")
+	case g.GroupStreamsSessionTimeoutMs < 1:
+		return bad("groups.group_streams_session_timeout_ms", "%d is below 1", g.GroupStreamsSessionTimeoutMs)
+	case g.GroupStreamsHeartbeatIntervalMs < 1 || g.GroupStreamsHeartbeatIntervalMs >= g.GroupStreamsSessionTimeoutMs:
+		return bad("groups.group_streams_heartbeat_interval_ms", "%d must be positive and below group_streams_session_timeout_ms %d",
+			g.GroupStreamsHeartbeatIntervalMs, g.GroupStreamsSessionTimeoutMs)
+	case g.GroupStreamsMaxStandbyReplicas < 0:
+		return bad("groups.group_streams_max_standby_replicas", "%d is negative", g.GroupStreamsMaxStandbyReplicas)
+	case g.GroupStreamsNumStandbyReplicas < 0 || g.GroupStreamsNumStandbyReplicas > g.GroupStreamsMaxStandbyReplicas:
+		return bad("groups.group_streams_num_standby_replicas", "%d must be between 0 and group_streams_max_standby_replicas %d",
+			g.GroupStreamsNumStandbyReplicas, g.GroupStreamsMaxStandbyReplicas)
 	}
 	if err := validateShareGroups(*g, bad); err != nil {
 		return err

@@ -41,7 +41,7 @@ func (c *Coordinator) DescribeGroup(id string) (GroupDescription, error) {
 		return GroupDescription{}, ErrGroupIDNotFound
 	}
 	d := GroupDescription{Group: id, Type: g.typ(), State: g.state(), ProtocolType: g.protocolType()}
-	if g.consumer != nil {
+	if g.consumer != nil || g.streams != nil {
 		return d, nil
 	}
 	cg := g.classic

@@ -121,6 +121,13 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) ConsumerHe
 		g = newGroup(s, req.Group)
 		s.groups[req.Group] = g
 	}
+	if g.streams != nil {
+		if !g.empty() {
+			return fail(fmt.Errorf("%w: group %q is a streams group with members", ErrGroupIDNotFound, g.id))
+		}
+		g.streams = nil
+		g.consumer = newConsumerGroup(g, s.now())
+	}
 	if g.classic != nil {
 		if !g.empty() {
 			return fail(fmt.Errorf("%w: group %q is a classic group with members", ErrGroupIDNotFound, g.id))

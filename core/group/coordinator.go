@@ -32,6 +32,12 @@ type Config struct {
 	// Sync makes every write durable on the leader's disk before it
 	// succeeds (log.durability = fsync), flushed while the ISR catches up.
 	Sync bool
+	// Streams (KIP-1071) groups.
+	StreamsSessionTimeout        time.Duration
+	StreamsHeartbeatInterval     time.Duration
+	StreamsNumStandbyReplicas    int
+	StreamsAcceptableRecoveryLag int64
+	StreamsTaskOffsetInterval    time.Duration
 }
 
 // ConfigFrom turns the broker's group settings into a Config.
@@ -48,6 +54,13 @@ func ConfigFrom(g config.Groups) Config {
 		ConsumerSessionTimeout:    ms(g.GroupConsumerSessionTimeoutMs),
 		ConsumerHeartbeatInterval: ms(g.GroupConsumerHeartbeatIntervalMs),
 		ConsumerAssignors:         append([]string(nil), g.GroupConsumerAssignors...),
+		StreamsSessionTimeout:     ms(g.GroupStreamsSessionTimeoutMs),
+		StreamsHeartbeatInterval:  ms(g.GroupStreamsHeartbeatIntervalMs),
+		StreamsNumStandbyReplicas: int(g.GroupStreamsNumStandbyReplicas),
+		// Kafka's defaults of the acceptable recovery lag and task offset
+		// interval it tells members.
+		StreamsAcceptableRecoveryLag: 10000,
+		StreamsTaskOffsetInterval:    60 * time.Second,
 	}
 }
 

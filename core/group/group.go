@@ -35,6 +35,7 @@ type group struct {
 	offsets  map[TopicPartition]Offset
 	classic  *classicGroup
 	consumer *consumerGroup
+	streams  *streamsGroup
 }
 
 func newGroup(s *shard, id string) *group {
@@ -50,6 +51,9 @@ func (s *shard) newClassicGroup(id string) *group {
 }
 
 func (g *group) state() State {
+	if g.streams != nil {
+		return g.streams.state()
+	}
 	if g.consumer != nil {
 		return g.consumer.state()
 	}
@@ -57,6 +61,9 @@ func (g *group) state() State {
 }
 
 func (g *group) typ() string {
+	if g.streams != nil {
+		return TypeStreams
+	}
 	if g.consumer != nil {
 		return TypeConsumer
 	}
@@ -64,6 +71,9 @@ func (g *group) typ() string {
 }
 
 func (g *group) protocolType() string {
+	if g.streams != nil {
+		return TypeStreams
+	}
 	if g.consumer != nil {
 		return "consumer"
 	}
@@ -72,6 +82,9 @@ func (g *group) protocolType() string {
 
 // empty says whether the group has no members.
 func (g *group) empty() bool {
+	if g.streams != nil {
+		return len(g.streams.members) == 0
+	}
 	if g.consumer != nil {
 		return len(g.consumer.members) == 0
 	}
@@ -87,6 +100,9 @@ func (g *group) shutdown() {
 	if g.consumer != nil {
 		g.consumer.shutdown()
 	}
+	if g.streams != nil {
+		g.streams.shutdown()
+	}
 }
 
 // subscribedTopics is the set of topics the group's members consume, and
@@ -95,6 +111,9 @@ func (g *group) shutdown() {
 func (g *group) subscribedTopics() (map[string]bool, bool) {
 	if g.consumer != nil {
 		return g.consumer.subscribedTopics(), true
+	}
+	if g.streams != nil {
+		return g.streams.subscribedTopics(), true
 	}
 	return g.classic.subscribedTopics()
 }

@@ -77,6 +77,13 @@ func (c *Coordinator) JoinGroup(req JoinRequest) (JoinResponse, <-chan JoinRespo
 			}
 		}()
 	}
+	if g.streams != nil {
+		if !g.empty() {
+			return fail(fmt.Errorf("%w: group %q is a streams group", ErrInconsistentGroupProtocol, g.id))
+		}
+		g.streams = nil
+		g.classic = newClassic(g, s.now())
+	}
 	if g.consumer != nil {
 		if !g.empty() {
 			return fail(fmt.Errorf("%w: group %q is a consumer group", ErrInconsistentGroupProtocol, g.id))

@@ -52,9 +52,12 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) ([]error, error) {
 			return nil, fmt.Errorf("%w: group %q does not exist", ErrIllegalGeneration, req.Group)
 		}
 	}
-	if g.consumer != nil {
+	switch {
+	case g.streams != nil:
+		err = g.streams.validateCommit(req.MemberID, req.Generation)
+	case g.consumer != nil:
 		err = s.validateConsumerCommit(g, req.MemberID, req.Generation)
-	} else {
+	default:
 		err = s.validateClassicCommit(g, req)
 	}
 	if err != nil {
@@ -143,6 +146,11 @@ func (c *Coordinator) FetchOffsets(req FetchRequest) ([]FetchedOffset, error) {
 	g := s.group(req.Group)
 	if g != nil && g.consumer != nil && req.MemberID != "" {
 		if err := g.consumer.validateFetch(req.MemberID, req.MemberEpoch); err != nil {
+			return nil, err
+		}
+	}
+	if g != nil && g.streams != nil && req.MemberID != "" {
+		if err := g.streams.validateFetch(req.MemberID, req.MemberEpoch); err != nil {
 			return nil, err
 		}
 	}
@@ -239,7 +247,7 @@ func (s *shard) expire() {
 			recs = append(recs, kv{key: encodeOffsetKey(g.id, tp)})
 		}
 		removeGroup := g.empty() && len(g.offsets) == len(expired) &&
-			(g.consumer != nil || g.classic.state == StateEmpty)
+			(g.consumer != nil || g.streams != nil || g.classic.state == StateEmpty)
 		if removeGroup {
 			recs = append(recs, g.consumerTombstones()...)
 			recs = append(recs, kv{key: encodeGroupKey(g.id)})
@@ -273,7 +281,7 @@ func (g *group) expiredOffsets(now time.Time, retention time.Duration) []TopicPa
 	nowMs := now.UnixMilli()
 	var base func(Offset) (int64, bool)
 	switch {
-	case g.empty() && (g.consumer != nil || g.classic.protocolType != ""):
+	case g.empty() && (g.consumer != nil || g.streams != nil || g.classic.protocolType != ""):
 		since := g.emptySince().UnixMilli()
 		base = func(Offset) (int64, bool) { return since, true }
 	case g.empty():
@@ -310,6 +318,9 @@ func (g *group) expiredOffsets(now time.Time, retention time.Duration) []TopicPa
 
 // emptySince is when the group last became empty.
 func (g *group) emptySince() time.Time {
+	if g.streams != nil {
+		return g.streams.stateTime
+	}
 	if g.consumer != nil {
 		return g.consumer.stateTime
 	}

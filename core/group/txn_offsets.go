@@ -45,9 +45,12 @@ func (c *Coordinator) CommitTxnOffsets(req TxnCommitRequest) ([]error, error) {
 	}
 	defer s.mu.Unlock()
 	if g := s.group(req.Group); g != nil && req.Generation >= 0 {
-		if g.consumer != nil {
+		switch {
+		case g.streams != nil:
+			err = g.streams.validateCommit(req.MemberID, req.Generation)
+		case g.consumer != nil:
 			err = s.validateConsumerCommit(g, req.MemberID, req.Generation)
-		} else {
+		default:
 			err = s.validateClassicCommit(g, CommitRequest{Group: req.Group, MemberID: req.MemberID,
 				InstanceID: req.InstanceID, Generation: req.Generation})
 		}
