@@ -43,17 +43,19 @@ func TestHostileWASMPartitionerLeavesBrokerServing(t *testing.T) {
 		t.Skip("builds a WebAssembly module")
 	}
 	wasm := hookstest.BuildGo(t, "testdata/wasm-hostile")
+	// The time limit stops the looping module; it is long enough that the
+	// memory blow-up reaches its page limit first on a loaded machine.
 	b := startExtBroker(t, fmt.Sprintf(`[extensions.lenient]
 kind = "partitioner"
 wasm = %[1]q
-timeout_ms = 300
+timeout_ms = 2000
 memory_limit_pages = 512
 
 [extensions.strict]
 kind = "partitioner"
 wasm = %[1]q
 fallback = "reject"
-timeout_ms = 300
+timeout_ms = 2000
 memory_limit_pages = 512
 `, wasm))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -258,6 +259,12 @@ func streamsCommit(t *testing.T, cl *kgo.Client, group, member string, epoch int
 	req.Group, req.MemberID, req.Generation = group, member, epoch
 	rt := kmsg.NewOffsetCommitRequestTopic()
 	rt.Topic = "wc-input"
+	// OffsetCommit v10 names topics by id.
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel0()
+	if md, err := kadm.NewClient(cl).Metadata(ctx0, rt.Topic); err == nil {
+		rt.TopicID = md.Topics[rt.Topic].ID
+	}
 	rp := kmsg.NewOffsetCommitRequestTopicPartition()
 	rp.Partition, rp.Offset = 0, 1
 	rt.Partitions = append(rt.Partitions, rp)

@@ -139,7 +139,8 @@ func (b *Broker) acquireShare(groupID, member string, tp share.TopicPartition, m
 		// The delivery counts are durable before the records leave.
 		if err := b.persistShare(share.PartitionKey{Group: groupID, TopicPartition: tp}, sp); err != nil {
 			b.Logger.Warn("writing share state", "group", groupID, "partition", tp.Partition, "err", err)
-			sp.ReleaseMember(member)
+			// The records never leave: no delivery happened.
+			sp.Unacquire(member, res.acquired)
 			res.acquired, res.code = nil, kerr.KafkaStorageError.Code
 			return res
 		}

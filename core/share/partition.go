@@ -370,6 +370,28 @@ func (p *Partition) ReleaseMember(member string) int {
 	return n
 }
 
+// Unacquire takes back an acquisition whose records never reached member
+// (their state could not be made durable): each record of ranges still
+// Acquired by member is Available again with the delivery count it had
+// before, since no delivery happened.
+func (p *Partition) Unacquire(member string, ranges []AcquiredRange) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range ranges {
+		for o := max(a.FirstOffset, p.start); o <= a.LastOffset && o < p.end(); o++ {
+			r := &p.records[o-p.start]
+			if r.state != Acquired || r.member != member {
+				continue
+			}
+			p.acquired--
+			r.state, r.member, r.deadline = Available, "", time.Time{}
+			if r.deliveries > 0 {
+				r.deliveries--
+			}
+		}
+	}
+}
+
 // NextLockDeadline is the earliest acquisition lock deadline, for a
 // waiter that must wake when a record becomes Available again.
 func (p *Partition) NextLockDeadline() (time.Time, bool) {

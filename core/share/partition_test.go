@@ -243,3 +243,30 @@ func TestPartitionsTotalsOutliveDeletion(t *testing.T) {
 		t.Fatalf("totals after delete %+v", got)
 	}
 }
+
+// An acquisition whose state could not be written is taken back whole: the
+// records are Available again and their next delivery is counted as the
+// first, while records the member held before stay acquired.
+func TestUnacquireRestoresDeliveryCount(t *testing.T) {
+	p, _ := newTestPartition(0)
+	held := p.Acquire("a", []BatchInfo{batch(0, 1)}, AcquireOptions{})
+	failed := p.Acquire("a", []BatchInfo{batch(2, 4)}, AcquireOptions{})
+	p.Unacquire("a", failed)
+	for o := int64(0); o <= 4; o++ {
+		st, d, _ := p.State(o)
+		wantSt, wantD := Available, int16(0)
+		if o <= 1 {
+			wantSt, wantD = Acquired, 1
+		}
+		if st != wantSt || d != wantD {
+			t.Fatalf("offset %d: %v with %d deliveries, want %v with %d (held %v)", o, st, d, wantSt, wantD, held)
+		}
+	}
+	got := p.Acquire("b", []BatchInfo{batch(2, 4)}, AcquireOptions{})
+	if want := []AcquiredRange{{2, 4, 1}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("acquired again %v, want %v", got, want)
+	}
+	if st := p.Stats(); st.Acquired != 5 {
+		t.Fatalf("acquired count %d, want 5", st.Acquired)
+	}
+}
