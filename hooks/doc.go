@@ -1,5 +1,5 @@
 // Package hooks is Gregor's WebAssembly extension host (wazero). It owns
-// ABI v1 (hooks/ABI.md), compiling modules once through a shared
+// ABI v2 (hooks/ABI.md; v1 modules load unchanged), compiling modules once through a shared
 // compilation cache, checking their exports and version marker, pools of
 // instances (an instance serves one call at a time), per-module memory and
 // per-call time limits, classifying failures, reloading modules without
@@ -20,7 +20,10 @@
 //	a, err := hooks.LoadAuthorizer(ctx, path, opts, fallback)               // auth.Authorizer
 //	err = a.Authorize(ctx, actions, decisions)
 //
-//	m := p.Module()                     // also r.Module(), a.Module()
+//	ic, err := hooks.LoadInterceptor(ctx, path, opts)                     // interceptor.Interceptor
+//	d, err := ic.InterceptProduce(ctx, batch)                           // one guest call per batch
+//
+//	m := p.Module()                     // also r.Module(), a.Module(), ic.Module()
 //	changed, err := m.Reload(ctx)       // admin API: recompile now
 //	changed, err = m.CheckReload(ctx)   // reload if the file's size or mtime changed
 //	go m.Watch(ctx, time.NewTicker(5*time.Second).C)

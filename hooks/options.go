@@ -18,6 +18,7 @@ const (
 	KindPartitioner Kind = "partitioner"
 	KindRetention   Kind = "retention"
 	KindAuthorizer  Kind = "authorizer"
+	KindInterceptor Kind = "interceptor"
 )
 
 // Options configure a loaded module. The zero value is usable: Default

@@ -7,7 +7,7 @@ import (
 )
 
 // Extension is one [extensions.NAME] table: a partitioner, retention policy,
-// authenticator or authorizer run as a WebAssembly module (wasm) or as a
+// authenticator, authorizer or interceptor run as a WebAssembly module (wasm) or as a
 // go-plugin process (exec). Topics pick partitioners and retention policies
 // by NAME with the topic configs gregor.partitioner and
 // gregor.retention.policy; security.authorizer and security.sasl_mechanisms
@@ -39,6 +39,10 @@ type Extension struct {
 	// CacheTTLMs is how long an authorizer's decisions are cached; 0 means
 	// 10000, -1 disables the cache.
 	CacheTTLMs int64 `toml:"cache_ttl_ms"`
+	// OnError is an interceptor's failure policy (a trap, a timeout, a
+	// crash, an unusable answer): "reject" (the default) fails the produce
+	// with the error, "accept" appends the batch as produced.
+	OnError string `toml:"on_error"`
 }
 
 // Extension kinds and fallbacks.
@@ -47,10 +51,26 @@ const (
 	KindRetention     = "retention"
 	KindAuthenticator = "authenticator"
 	KindAuthorizer    = "authorizer"
+	KindInterceptor   = "interceptor"
 
 	FallbackReject  = "reject"
 	FallbackBuiltin = "builtin"
+
+	OnErrorReject = "reject"
+	OnErrorAccept = "accept"
 )
+
+// NoInterceptor is the value of gregor.interceptor.produce that names no
+// interceptor (as does an empty value).
+const NoInterceptor = "none"
+
+// EffectiveOnError is an interceptor's failure policy: OnError, or reject.
+func (e Extension) EffectiveOnError() string {
+	if e.OnError == "" {
+		return OnErrorReject
+	}
+	return e.OnError
+}
 
 // BuiltinPartitioner is the name of the broker's own partitioner in
 // gregor.partitioner: Kafka's murmur2 placement.
@@ -104,14 +124,18 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 		}
 		switch e.Kind {
 		case KindPartitioner, KindRetention, KindAuthorizer:
+		case KindInterceptor:
+			if e.Exec != "" {
+				return bad(key+".exec", "an interceptor runs as a WASM module (wasm) in this version")
+			}
 		case KindAuthenticator:
 			if e.WASM != "" {
 				return bad(key+".wasm", "an authenticator runs as a plugin (exec), not as a WASM module")
 			}
 		case "":
-			return bad(key+".kind", "missing (partitioner, retention, authenticator or authorizer)")
+			return bad(key+".kind", "missing (partitioner, retention, authenticator, authorizer or interceptor)")
 		default:
-			return bad(key+".kind", "%q is not partitioner, retention, authenticator or authorizer", e.Kind)
+			return bad(key+".kind", "%q is not partitioner, retention, authenticator, authorizer or interceptor", e.Kind)
 		}
 		switch {
 		case e.WASM == "" && e.Exec == "":
@@ -120,6 +144,17 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 			return bad(key, "sets both wasm and exec; choose one")
 		case e.WASM != "" && len(e.Args) > 0:
 			return bad(key+".args", "only for exec")
+		}
+		switch {
+		case e.Kind == KindInterceptor && e.Fallback != "":
+			return bad(key+".fallback", "an interceptor's failure policy is on_error (%q or %q)", OnErrorReject, OnErrorAccept)
+		case e.Kind != KindInterceptor && e.OnError != "":
+			return bad(key+".on_error", "only for an interceptor (use fallback)")
+		}
+		switch e.OnError {
+		case "", OnErrorReject, OnErrorAccept:
+		default:
+			return bad(key+".on_error", "%q is not %q or %q", e.OnError, OnErrorReject, OnErrorAccept)
 		}
 		switch e.Fallback {
 		case "", FallbackReject:
