@@ -208,6 +208,12 @@ func openPlugin(name string, decl config.Extension, settings []byte, log *slog.L
 			return nil, nil, err
 		}
 		return a, func() { a.Close() }, nil
+	case config.KindInterceptor:
+		ic, err := plugins.OpenInterceptor(pc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ic, func() { ic.Close() }, nil
 	}
 	return nil, nil, errors.New("unknown kind " + decl.Kind)
 }

@@ -13,7 +13,8 @@ import (
 // gregor.retention.policy; security.authorizer and security.sasl_mechanisms
 // pick the others.
 type Extension struct {
-	// Kind is partitioner, retention, authenticator or authorizer.
+	// Kind is partitioner, retention, authenticator, authorizer or
+	// interceptor.
 	Kind string `toml:"kind"`
 	// WASM is the path of a WebAssembly module; Exec the path of a plugin
 	// executable (with Args). Exactly one is set.
@@ -123,11 +124,7 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 			return bad(key, "%q is the name of a built-in", name)
 		}
 		switch e.Kind {
-		case KindPartitioner, KindRetention, KindAuthorizer:
-		case KindInterceptor:
-			if e.Exec != "" {
-				return bad(key+".exec", "an interceptor runs as a WASM module (wasm) in this version")
-			}
+		case KindPartitioner, KindRetention, KindAuthorizer, KindInterceptor:
 		case KindAuthenticator:
 			if e.WASM != "" {
 				return bad(key+".wasm", "an authenticator runs as a plugin (exec), not as a WASM module")

@@ -72,7 +72,6 @@ func TestExtensionsInvalid(t *testing.T) {
 		{"bad on_error", "[extensions.i]\nkind = \"interceptor\"\nwasm = \"a\"\non_error = \"drop\"\n", `invalid extensions.i.on_error: "drop" is not "reject" or "accept"`},
 		{"on_error for partitioner", "[extensions.p]\nkind = \"partitioner\"\nwasm = \"a\"\non_error = \"accept\"\n", "on_error: only for an interceptor"},
 		{"fallback for interceptor", "[extensions.i]\nkind = \"interceptor\"\nwasm = \"a\"\nfallback = \"builtin\"\n", "an interceptor's failure policy is on_error"},
-		{"interceptor plugin", "[extensions.i]\nkind = \"interceptor\"\nexec = \"a\"\n", "an interceptor runs as a WASM module"},
 		{"bad name", "[extensions.\"a b\"]\nkind = \"partitioner\"\nexec = \"a\"\n", "the name must be"},
 		{"builtin name", "[extensions.murmur2]\nkind = \"partitioner\"\nexec = \"a\"\n", "name of a built-in"},
 		{"undeclared authorizer", "[security]\nauthorizer = \"opa\"\n", `"opa" is not none, acl or a declared extension`},
