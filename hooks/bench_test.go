@@ -35,22 +35,22 @@ func runPartitionBench(b *testing.B, bp partitioner.BatchPartitioner, batch int)
 
 func BenchmarkPartitioner(b *testing.B) {
 	ctx := context.Background()
-	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}, nil)
+	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{Trusted: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer goGuest.Close(ctx)
-	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{CallTimeout: 1e9}, nil)
+	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}, nil) // the default limit
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer limited.Close(ctx)
-	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{}, nil)
+	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{Trusted: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer asGuest.Close(ctx)
-	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{CallTimeout: 1e9}, nil)
+	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -131,6 +131,7 @@ func openWASM(ctx context.Context, name string, decl config.Extension, settings 
 	o := hooks.Options{
 		MemoryLimitPages: decl.MemoryLimitPages,
 		CallTimeout:      time.Duration(decl.TimeoutMs) * time.Millisecond,
+		Trusted:          decl.Trusted,
 		Config:           settings,
 		Logger:           log,
 	}

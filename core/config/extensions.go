@@ -30,10 +30,13 @@ type Extension struct {
 	// for partitioners and retention policies and reject for authenticators
 	// and authorizers, which have only reject.
 	Fallback string `toml:"fallback"`
-	// TimeoutMs bounds one call. For a plugin 0 means 2000; for a WASM
-	// module 0 trusts the module with no limit (a limit costs about a
-	// microsecond per call).
+	// TimeoutMs bounds one call. 0 means 2000 for a plugin and 1000 for a
+	// WASM module, whose limit costs a goroutine per call and a return to
+	// the host at every loop iteration of the guest (see hooks/ABI.md).
 	TimeoutMs int64 `toml:"timeout_ms"`
+	// Trusted runs a WASM module with no time limit and no cost for one:
+	// a trusted module that loops hangs every request that calls it.
+	Trusted bool `toml:"trusted"`
 	// MemoryLimitPages caps a WASM module's memory in 64 KiB pages; 0 means
 	// 1024 (64 MiB).
 	MemoryLimitPages uint32 `toml:"memory_limit_pages"`
@@ -164,6 +167,12 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 		}
 		if e.TimeoutMs < 0 {
 			return bad(key+".timeout_ms", "%d is negative", e.TimeoutMs)
+		}
+		if e.Trusted && e.WASM == "" {
+			return bad(key+".trusted", "only for wasm")
+		}
+		if e.Trusted && e.TimeoutMs > 0 {
+			return bad(key+".trusted", "a trusted module has no time limit; remove timeout_ms or trusted")
 		}
 		if e.MemoryLimitPages > 65536 {
 			return bad(key+".memory_limit_pages", "%d is above 65536 (4 GiB)", e.MemoryLimitPages)

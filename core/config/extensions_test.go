@@ -69,6 +69,8 @@ func TestExtensionsInvalid(t *testing.T) {
 		{"negative timeout", "[extensions.p]\nkind = \"partitioner\"\nexec = \"a\"\ntimeout_ms = -1\n", "invalid extensions.p.timeout_ms"},
 		{"memory for exec", "[extensions.p]\nkind = \"partitioner\"\nexec = \"a\"\nmemory_limit_pages = 2\n", "memory_limit_pages: only for wasm"},
 		{"cache for partitioner", "[extensions.p]\nkind = \"partitioner\"\nexec = \"a\"\ncache_ttl_ms = 5\n", "cache_ttl_ms: only for an authorizer"},
+		{"trusted plugin", "[extensions.p]\nkind = \"partitioner\"\nexec = \"a\"\ntrusted = true\n", "trusted: only for wasm"},
+		{"trusted with a timeout", "[extensions.p]\nkind = \"partitioner\"\nwasm = \"a\"\ntrusted = true\ntimeout_ms = 5\n", "a trusted module has no time limit"},
 		{"bad on_error", "[extensions.i]\nkind = \"interceptor\"\nwasm = \"a\"\non_error = \"drop\"\n", `invalid extensions.i.on_error: "drop" is not "reject" or "accept"`},
 		{"on_error for partitioner", "[extensions.p]\nkind = \"partitioner\"\nwasm = \"a\"\non_error = \"accept\"\n", "on_error: only for an interceptor"},
 		{"fallback for interceptor", "[extensions.i]\nkind = \"interceptor\"\nwasm = \"a\"\nfallback = \"builtin\"\n", "an interceptor's failure policy is on_error"},
