@@ -10,10 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/gregorbroker/gregor/core/record"
 	"github.com/gregorbroker/gregor/hooks/hookstest"
 )
 
@@ -59,31 +56,7 @@ func TestInterceptorJSONSchemaRejectsInvalidRecords(t *testing.T) {
 
 	// The raw response, as the Java client reports it: the top-level
 	// message and one record error per failing record, by batch index.
-	batch, err := record.Encode(record.BatchSpec{FirstTimestamp: time.Now().UnixMilli(), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
-		[]record.Record{{Value: []byte(`{"id":"o-4","qty":4}`)}, {Value: []byte(`{"id":"o-5"}`)}, {Value: []byte(`{"id":"o-6","qty":0}`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Produce v9 (by topic name): kgo sends the highest version both sides
-	// speak, so the client is capped at Kafka 2.8's versions.
-	raw, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka), kgo.MaxVersions(kversion.V2_8_0()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := resp.Topics[0].Partitions[0]
+	sp := rawProduce(t, ctx, b.Kafka, topic, `{"id":"o-4","qty":4}`, `{"id":"o-5"}`, `{"id":"o-6","qty":0}`)
 	if sp.ErrorCode != kerr.InvalidRecord.Code || sp.ErrorMessage == nil || !strings.Contains(*sp.ErrorMessage, "record 1: /qty: required property is missing") {
 		t.Fatalf("partition answer: code %d message %v", sp.ErrorCode, sp.ErrorMessage)
 	}
