@@ -100,3 +100,28 @@ func TestModule(t *testing.T) {
 		t.Fatalf("unsupported schema: %v", err)
 	}
 }
+
+// TestModuleSustainedLoad validates far more JSON than the module's memory
+// holds: the guest must collect its garbage between calls.
+func TestModuleSustainedLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a WebAssembly module")
+	}
+	ctx := context.Background()
+	cfg, _ := json.Marshal(map[string]any{"schema": json.RawMessage(orderSchema)})
+	ic, err := hooks.LoadInterceptor(ctx, hookstest.BuildGo(t, "."), hooks.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ic.Close(ctx)
+	value := []byte(`{"id":"o-1","qty":2,"tags":["` + strings.Repeat("x", 1000) + `"]}`)
+	batch := &sdkinterceptor.Batch{Topic: "orders", Records: make([]sdkinterceptor.Record, 100)}
+	for i := range batch.Records {
+		batch.Records[i].Value = value
+	}
+	for i := range 300 { // about 30 MB of JSON through 64 MiB of guest memory
+		if d, err := ic.InterceptProduce(ctx, batch); err != nil || d.Action != sdkinterceptor.Accept {
+			t.Fatalf("call %d: %+v, %v", i, d, err)
+		}
+	}
+}

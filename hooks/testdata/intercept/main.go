@@ -1,7 +1,8 @@
 // Command intercept is a test interceptor guest whose behaviour its
 // configuration selects, to exercise the broker's failure handling:
-// {"mode": "upper" | "loop" | "exit" | "shrink" | "oom"}. upper rewrites
-// every value to upper case and adds a header; the others misbehave.
+// {"mode": "upper" | "accept" | "loop" | "exit" | "shrink" | "oom"}. upper
+// rewrites every value to upper case and adds a header, accept accepts
+// every batch (a no-op, for benchmarks); the others misbehave.
 package main
 
 import (
@@ -40,6 +41,8 @@ func init() {
 			}
 		case "shrink":
 			return interceptor.Decision{Action: interceptor.Rewrite}
+		case "accept":
+			return interceptor.Decision{}
 		}
 		out := make([]interceptor.Record, len(b.Records))
 		for i, r := range b.Records {
