@@ -1,11 +1,13 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
 
 	"github.com/gregorbroker/gregor/hooks/hookstest"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
@@ -35,22 +37,22 @@ func runPartitionBench(b *testing.B, bp partitioner.BatchPartitioner, batch int)
 
 func BenchmarkPartitioner(b *testing.B) {
 	ctx := context.Background()
-	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}, nil)
+	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{Trusted: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer goGuest.Close(ctx)
-	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{CallTimeout: 1e9}, nil)
+	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}, nil) // the default limit
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer limited.Close(ctx)
-	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{}, nil)
+	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{Trusted: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer asGuest.Close(ctx)
-	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{CallTimeout: 1e9}, nil)
+	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,5 +63,48 @@ func BenchmarkPartitioner(b *testing.B) {
 		b.Run(fmt.Sprintf("wasm-go-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, limited, batch) })
 		b.Run(fmt.Sprintf("wasm-as/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asGuest, batch) })
 		b.Run(fmt.Sprintf("wasm-as-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asLimited, batch) })
+	}
+}
+
+// BenchmarkInterceptor reports ns/record of a produce interceptor in
+// batches of 100 1 KiB JSON records: a no-op Go guest and the JSON Schema
+// example, trusted and under the default time limit.
+func BenchmarkInterceptor(b *testing.B) {
+	ctx := context.Background()
+	schema := []byte(`{"schema": {"type": "object", "required": ["id", "qty"], "properties": {"id": {"type": "string"}, "qty": {"type": "integer", "minimum": 1}, "note": {"type": "string"}}}}`)
+	noop := hookstest.BuildGo(b, "testdata/intercept")
+	validator := hookstest.BuildGo(b, "../examples/interceptor-jsonschema")
+	value := []byte(fmt.Sprintf(`{"id":"o-1","qty":3,"note":"%s"}`, bytes.Repeat([]byte("x"), 1024-30)))
+	const batch = 100
+	recs := make([]interceptor.Record, batch)
+	for i := range recs {
+		recs[i] = interceptor.Record{Key: []byte(fmt.Sprintf("customer-%08d", i)), Value: value, OffsetDelta: int32(i)}
+	}
+	for _, tc := range []struct {
+		name, path string
+		config     []byte
+		trusted    bool
+	}{
+		{"noop", noop, []byte(`{"mode":"accept"}`), true},
+		{"noop-timeout", noop, []byte(`{"mode":"accept"}`), false},
+		{"jsonschema", validator, schema, true},
+		{"jsonschema-timeout", validator, schema, false},
+	} {
+		ic, err := LoadInterceptor(ctx, tc.path, Options{Config: tc.config, Trusted: tc.trusted})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			bt := &interceptor.Batch{Topic: "orders", Records: recs}
+			b.ReportAllocs()
+			for b.Loop() {
+				d, err := ic.InterceptProduce(ctx, bt)
+				if err != nil || d.Action != interceptor.Accept {
+					b.Fatalf("%+v, %v", d, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/record")
+		})
+		ic.Close(ctx)
 	}
 }

@@ -29,11 +29,13 @@ var (
 		abi.ExportPartition:    {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}},
 		abi.ExportRetention:    {[]api.ValueType{i32, i32}, []api.ValueType{i32}},
 		abi.ExportAuthorize:    {[]api.ValueType{i32, i32, i32}, []api.ValueType{i32}},
+		abi.ExportIntercept:    {[]api.ValueType{i32, i32, i32}, []api.ValueType{i32}},
 	}
 	kindExport = map[Kind]string{
 		KindPartitioner: abi.ExportPartition,
 		KindRetention:   abi.ExportRetention,
 		KindAuthorizer:  abi.ExportAuthorize,
+		KindInterceptor: abi.ExportIntercept,
 	}
 )
 
@@ -137,9 +139,13 @@ func (c *compiled) instantiate(ctx context.Context, kind Kind, o Options) (*inst
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", abi.ExportVersion, err))
 	}
-	if v != abi.Version {
-		return fail(fmt.Errorf("%w: module speaks ABI %d, host speaks %d", ErrABIVersion, v, abi.Version))
+	if v < abi.MinVersion || v > abi.Version {
+		return fail(fmt.Errorf("%w: module speaks ABI %d, host speaks %d to %d", ErrABIVersion, v, abi.MinVersion, abi.Version))
 	}
+	if kind == KindInterceptor && v < abi.InterceptorVersion {
+		return fail(fmt.Errorf("%w: module speaks ABI %d, an interceptor needs %d", ErrABIVersion, v, abi.InterceptorVersion))
+	}
+	in.version = v
 	in.fields = abi.AllFields
 	if f := mod.ExportedFunction(abi.ExportRecordFields); f != nil {
 		v, err := in.call0(ctx, f, o)
@@ -178,7 +184,7 @@ func describe(code wazero.CompiledModule) Info {
 		info.Imports = append(info.Imports, mod+"."+name)
 	}
 	sort.Strings(info.Imports)
-	for _, k := range []Kind{KindPartitioner, KindRetention, KindAuthorizer} {
+	for _, k := range []Kind{KindPartitioner, KindRetention, KindAuthorizer, KindInterceptor} {
 		if _, ok := code.ExportedFunctions()[kindExport[k]]; ok {
 			info.Kinds = append(info.Kinds, k)
 		}
@@ -221,7 +227,7 @@ func Inspect(ctx context.Context, wasm []byte, o Options) (Info, error) {
 	}
 	defer in.close(ctx)
 	info := c.info
-	info.ABIVersion = abi.Version
+	info.ABIVersion = in.version
 	info.RecordFields = in.fields
 	return info, nil
 }

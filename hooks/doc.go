@@ -1,5 +1,5 @@
 // Package hooks is Gregor's WebAssembly extension host (wazero). It owns
-// ABI v1 (hooks/ABI.md), compiling modules once through a shared
+// ABI v2 (hooks/ABI.md; v1 modules load unchanged), compiling modules once through a shared
 // compilation cache, checking their exports and version marker, pools of
 // instances (an instance serves one call at a time), per-module memory and
 // per-call time limits, classifying failures, reloading modules without
@@ -20,7 +20,10 @@
 //	a, err := hooks.LoadAuthorizer(ctx, path, opts, fallback)               // auth.Authorizer
 //	err = a.Authorize(ctx, actions, decisions)
 //
-//	m := p.Module()                     // also r.Module(), a.Module()
+//	ic, err := hooks.LoadInterceptor(ctx, path, opts)                     // interceptor.Interceptor
+//	d, err := ic.InterceptProduce(ctx, batch)                           // one guest call per batch
+//
+//	m := p.Module()                     // also r.Module(), a.Module(), ic.Module()
 //	changed, err := m.Reload(ctx)       // admin API: recompile now
 //	changed, err = m.CheckReload(ctx)   // reload if the file's size or mtime changed
 //	go m.Watch(ctx, time.NewTicker(5*time.Second).C)
@@ -44,12 +47,13 @@
 // applies its fallback, or returns the error when the fallback is nil
 // (reject). A failing module never panics the broker.
 //
-// Cost (make bench-plugins, 2 cores, 16-byte keys): the built-in murmur2
-// places a record in 8-10 ns; the AssemblyScript murmur2 module in about
-// 22 ns/record in batches of 100 or 1000 (100 ns for a batch of one: the
-// call itself); a Go guest in about 160 ns/record (Go's wasm code is
-// slower, and its runtime costs ~0.5 us per call). CallTimeout makes
-// wazero leave native code at every loop iteration to check for
-// cancellation, which multiplies guest time by 5-10 (AS: 200 ns/record,
-// Go guest: 750 ns/record); use it for untrusted modules, and batch.
+// Every call of a module runs under Options.CallTimeout, DefaultCallTimeout
+// (1 s) when unset; Options.Trusted runs it with no limit. Cost (go test
+// -bench=Partitioner ./hooks, 2 shared cores, batches of 100-1000 1 KiB
+// records): the built-in murmur2 places a record in 8-14 ns; the
+// AssemblyScript murmur2 module in 24-37 ns/record trusted and 360-710
+// limited; a Go guest in 240-290 trusted and 1,150-1,750 limited. The limit
+// costs that much because wazero 1.12 enforces it with a goroutine per call
+// and a return from native code to Go at every loop iteration of the guest;
+// wazero offers no cheaper preemption.
 package hooks

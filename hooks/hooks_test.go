@@ -89,6 +89,7 @@ func TestCallFailures(t *testing.T) {
 	}{
 		{"trap", partitionFn(trapBody), Options{}, ErrTrap, true},
 		{"infinite loop", partitionFn(loopBody), Options{CallTimeout: 50 * time.Millisecond}, ErrTimeout, true},
+		{"infinite loop, default limit", partitionFn(loopBody), Options{}, ErrTimeout, true},
 		{"memory blow-up", partitionFn(memoryBlowUp), Options{MemoryLimitPages: 64}, ErrMemoryLimit, true},
 		{"partition out of range", constPartitionFn(9), Options{}, partitioner.ErrPartitionOutOfRange, false},
 		{"negative partition", constPartitionFn(-1), Options{}, partitioner.ErrPartitionOutOfRange, false},

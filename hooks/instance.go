@@ -16,14 +16,15 @@ import (
 // hands it to one caller at a time. Any failure other than a result code
 // discards it, since a trapped or stopped guest's state is unknown.
 type instance struct {
-	mod    api.Module
-	mem    api.Memory
-	alloc  api.Function
-	fn     api.Function // the kind's export
-	stack  []uint64     // reused by every call (CallWithStack)
-	fields int32        // record fields a partitioner reads
-	limit  uint64       // memory limit in bytes
-	stderr *tailWriter
+	mod     api.Module
+	mem     api.Memory
+	alloc   api.Function
+	fn      api.Function // the kind's export
+	stack   []uint64     // reused by every call (CallWithStack)
+	fields  int32        // record fields a partitioner reads
+	version int32        // what gregor_abi_version returned
+	limit   uint64       // memory limit in bytes
+	stderr  *tailWriter
 
 	bufPtr, bufCap uint32 // the guest's exchange buffer from gregor_alloc
 }

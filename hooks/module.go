@@ -25,10 +25,11 @@ type Module struct {
 
 // generation is one compilation of the module file and its instances.
 type generation struct {
-	c      *compiled
-	digest [32]byte
-	stamp  fileStamp // guarded by Module.reload
-	fields int32     // record fields a partitioner reads (from the first instance)
+	c       *compiled
+	digest  [32]byte
+	stamp   fileStamp // guarded by Module.reload
+	fields  int32     // record fields a partitioner reads (from the first instance)
+	version int32     // the module's ABI version (from the first instance)
 
 	idle chan *instance // instances ready to use
 	live chan struct{}  // one token per instance alive (bounds MaxInstances)
@@ -73,7 +74,7 @@ func (m *Module) Kind() Kind { return m.kind }
 func (m *Module) Info() Info {
 	g := m.cur.Load()
 	info := g.c.info
-	info.ABIVersion = 1
+	info.ABIVersion = g.version
 	info.RecordFields = g.fields
 	return info
 }
@@ -97,12 +98,13 @@ func (m *Module) build(ctx context.Context) (*generation, error) {
 		return nil, fmt.Errorf("hooks: %s: %w", m.path, err)
 	}
 	g := &generation{
-		c:      c,
-		digest: sha256.Sum256(wasm),
-		stamp:  fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano()},
-		fields: in.fields,
-		idle:   make(chan *instance, m.opts.MaxInstances),
-		live:   make(chan struct{}, m.opts.MaxInstances),
+		c:       c,
+		digest:  sha256.Sum256(wasm),
+		stamp:   fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano()},
+		fields:  in.fields,
+		version: in.version,
+		idle:    make(chan *instance, m.opts.MaxInstances),
+		live:    make(chan struct{}, m.opts.MaxInstances),
 	}
 	g.live <- struct{}{}
 	g.idle <- in

@@ -18,6 +18,7 @@ const (
 	KindPartitioner Kind = "partitioner"
 	KindRetention   Kind = "retention"
 	KindAuthorizer  Kind = "authorizer"
+	KindInterceptor Kind = "interceptor"
 )
 
 // Options configure a loaded module. The zero value is usable: Default
@@ -26,11 +27,15 @@ type Options struct {
 	// MemoryLimitPages caps the guest's linear memory in 64 KiB pages.
 	// Default 1024 (64 MiB).
 	MemoryLimitPages uint32
-	// CallTimeout bounds every call for an untrusted module. It enables
-	// wazero's close-on-context-done, which costs about a microsecond per
-	// call and a check in every loop and function prologue, so calls are
-	// batched. 0 trusts the module: no limit, no cost.
+	// CallTimeout bounds every call of an untrusted module; 0 means
+	// DefaultCallTimeout. The limit needs wazero's close-on-context-done,
+	// which leaves native code for the host at every loop iteration (see
+	// the package documentation for its cost), so calls are batched.
 	CallTimeout time.Duration
+	// Trusted runs the module with no time limit and no cost for one (the
+	// broker's deadlines do not reach it either). A trusted module that
+	// loops hangs its caller. broker.toml: trusted = true.
+	Trusted bool
 	// MaxInstances bounds the instances run at once (each is one
 	// goroutine's at a time). Default GOMAXPROCS.
 	MaxInstances int
@@ -53,6 +58,10 @@ type Options struct {
 // DefaultMemoryLimitPages is 64 MiB.
 const DefaultMemoryLimitPages = 1024
 
+// DefaultCallTimeout bounds a call of an untrusted module that sets no
+// CallTimeout.
+const DefaultCallTimeout = time.Second
+
 // defaultCache is shared by modules that set no Cache, so loading the same
 // bytes twice (a reload, or the same module for two topics) compiles once.
 var defaultCache = wazero.NewCompilationCache()
@@ -61,6 +70,12 @@ var defaultCache = wazero.NewCompilationCache()
 func (o Options) Default() Options {
 	if o.MemoryLimitPages == 0 {
 		o.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	switch {
+	case o.Trusted:
+		o.CallTimeout = 0
+	case o.CallTimeout == 0:
+		o.CallTimeout = DefaultCallTimeout
 	}
 	if o.MaxInstances == 0 {
 		o.MaxInstances = runtime.GOMAXPROCS(0)
@@ -92,6 +107,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("hooks: memory limit %d pages is too small for any module", o.MemoryLimitPages)
 	case o.CallTimeout < 0:
 		return fmt.Errorf("hooks: negative call timeout %v", o.CallTimeout)
+	case o.Trusted && o.CallTimeout > 0:
+		return fmt.Errorf("hooks: a trusted module has no call timeout (%v set)", o.CallTimeout)
 	case o.MaxInstances < 0:
 		return fmt.Errorf("hooks: negative instance count %d", o.MaxInstances)
 	case o.MaxCallBytes < 0:

@@ -20,6 +20,7 @@ import (
 	"github.com/gregorbroker/gregor/hooks"
 	"github.com/gregorbroker/gregor/plugins"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/retention"
 )
@@ -106,6 +107,14 @@ func register(opts *server.Options, name, kind string, impl any) error {
 			}
 			opts.Authorizers[name] = a
 		}
+	case config.KindInterceptor:
+		var ic interceptor.Interceptor
+		if ic, ok = impl.(interceptor.Interceptor); ok {
+			if opts.Interceptors == nil {
+				opts.Interceptors = map[string]interceptor.Interceptor{}
+			}
+			opts.Interceptors[name] = ic
+		}
 	case config.KindAuthenticator:
 		var a sdkauth.Authenticator
 		if a, ok = impl.(sdkauth.Authenticator); ok {
@@ -122,6 +131,7 @@ func openWASM(ctx context.Context, name string, decl config.Extension, settings 
 	o := hooks.Options{
 		MemoryLimitPages: decl.MemoryLimitPages,
 		CallTimeout:      time.Duration(decl.TimeoutMs) * time.Millisecond,
+		Trusted:          decl.Trusted,
 		Config:           settings,
 		Logger:           log,
 	}
@@ -153,6 +163,12 @@ func openWASM(ctx context.Context, name string, decl config.Extension, settings 
 			return nil, nil, err
 		}
 		return a, closeCtx(a.Close), nil
+	case config.KindInterceptor:
+		ic, err := hooks.LoadInterceptor(ctx, decl.WASM, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ic, closeCtx(ic.Close), nil
 	}
 	return nil, nil, fmt.Errorf("a %s cannot be a WASM module", decl.Kind)
 }
@@ -193,6 +209,12 @@ func openPlugin(name string, decl config.Extension, settings []byte, log *slog.L
 			return nil, nil, err
 		}
 		return a, func() { a.Close() }, nil
+	case config.KindInterceptor:
+		ic, err := plugins.OpenInterceptor(pc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ic, func() { ic.Close() }, nil
 	}
 	return nil, nil, errors.New("unknown kind " + decl.Kind)
 }

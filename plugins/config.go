@@ -13,8 +13,8 @@ import (
 type Config struct {
 	// Name is the extension's name ([extensions.NAME]); it tags the log.
 	Name string
-	// Kind is sdkplugin.KindPartitioner, KindRetention, KindAuthenticator
-	// or KindAuthorizer.
+	// Kind is sdkplugin.KindPartitioner, KindRetention, KindAuthenticator,
+	// KindAuthorizer or KindInterceptor.
 	Kind string
 	// Path is the plugin executable; Args are passed to it.
 	Path string

@@ -39,7 +39,7 @@ func TestPluginInspect(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"abi version:   1", "kinds:         partitioner", "record fields: key", "gregor_partition(i32,i32,i32,i32) -> i32", "wasi_snapshot_preview1."} {
+	for _, want := range []string{"abi version:   2", "kinds:         partitioner", "record fields: key", "gregor_partition(i32,i32,i32,i32) -> i32", "wasi_snapshot_preview1."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}

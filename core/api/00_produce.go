@@ -86,7 +86,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					fail(code, err)
 					break
 				}
-				if code, err := b.checkLinkOrPlacement(im, name, rp.Partition, rp.Records, isLink); code != 0 {
+				if code, err := b.checkProduceRecords(r, im, name, &rp, &sp, isLink); code != 0 {
 					fail(code, err)
 					break
 				}

@@ -33,12 +33,7 @@ func (b *Broker) ProduceRecords(ctx context.Context, topic string, recs []httpap
 	if a := b.Security.Authorizer; a != nil {
 		// The producer is the principal the HTTP listener authenticated
 		// (User:ANONYMOUS without credentials).
-		principal := sdkauth.Anonymous
-		if ps, ok := httpapi.RequestPrincipal(ctx); ok {
-			if p, err := sdkauth.ParsePrincipal(ps); err == nil {
-				principal = p
-			}
-		}
+		principal := httpPrincipal(ctx)
 		b.syncACLs()
 		act := []sdkauth.Action{{Principal: principal, Host: httpapi.ClientHost(ctx), Operation: sdkauth.OpWrite,
 			Resource: sdkauth.Resource{Type: sdkauth.ResourceTopic, Name: topic, Pattern: sdkauth.PatternLiteral}}}
@@ -93,7 +88,7 @@ func (b *Broker) ProduceRecords(ctx context.Context, topic string, recs []httpap
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 	for _, part := range parts {
 		idx := byPartition[part]
-		base, code, err := b.appendHTTP(im, topic, part, recs, idx)
+		base, code, err := b.appendHTTP(ctx, im, topic, part, recs, idx)
 		for j, i := range idx {
 			if code != 0 {
 				results[i].ErrorCode, results[i].Err = code, err
@@ -119,7 +114,7 @@ func (b *Broker) topicPartitioner(im *controller.Image, topic string) (*extensio
 }
 
 // appendHTTP appends records idx of recs to one partition as one batch.
-func (b *Broker) appendHTTP(im *controller.Image, topic string, part int32, recs []httpapi.ProduceRecord, idx []int) (int64, int16, error) {
+func (b *Broker) appendHTTP(ctx context.Context, im *controller.Image, topic string, part int32, recs []httpapi.ProduceRecord, idx []int) (int64, int16, error) {
 	p, ok := b.partition(topic, part)
 	if !ok {
 		return 0, kerr.UnknownTopicOrPartition.Code, nil
@@ -148,7 +143,8 @@ func (b *Broker) appendHTTP(im *controller.Image, topic string, part int32, recs
 	if code, err := checkMirrorLink(im, topic, "", false); code != 0 {
 		return 0, code, err // a mirror link's topic is read-only
 	}
-	if code, err := b.checkPlacement(im, topic, part, batch); code != 0 {
+	batch, code, err := b.checkProduced(ctx, im, topic, part, batch, httpPrincipal(ctx))
+	if code != 0 {
 		return 0, code, err
 	}
 	res, err := p.Append(batch)
@@ -161,4 +157,15 @@ func (b *Broker) appendHTTP(im *controller.Image, topic string, part int32, recs
 		}
 	}
 	return res.BaseOffset, 0, nil
+}
+
+// httpPrincipal is the principal the HTTP listener authenticated
+// (User:ANONYMOUS without credentials).
+func httpPrincipal(ctx context.Context) sdkauth.Principal {
+	if ps, ok := httpapi.RequestPrincipal(ctx); ok {
+		if p, err := sdkauth.ParsePrincipal(ps); err == nil {
+			return p
+		}
+	}
+	return sdkauth.Anonymous
 }

@@ -38,12 +38,3 @@ func checkMirrorLink(im *controller.Image, topic, link string, isLink bool) (int
 	}
 	return 0, nil
 }
-
-// checkLinkOrPlacement runs the placement check for ordinary produce; a
-// link's batches keep the source's placement.
-func (b *Broker) checkLinkOrPlacement(im *controller.Image, topic string, partition int32, records []byte, isLink bool) (int16, error) {
-	if isLink {
-		return 0, nil
-	}
-	return b.checkPlacement(im, topic, partition, records)
-}

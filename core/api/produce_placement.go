@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -8,25 +9,63 @@ import (
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// placements recycles the placement checker's buffers between requests.
-var placements = sync.Pool{New: func() any { return new(extension.Placement) }}
+// producedChecks are the buffers of the record checks of one produced
+// record set: it is decoded once, for both the placement check and the
+// interceptor.
+type producedChecks struct {
+	produced  extension.Produced
+	placement extension.Placement
+}
 
-// checkPlacement runs the topic's placement check when the topic asks for
-// one (gregor.partitioner.enforce=true): every keyed record must be in the
-// partition the topic's partitioner chooses. It returns the Kafka error
-// code and the error, or 0 and nil.
-func (b *Broker) checkPlacement(im *controller.Image, topic string, partition int32, records []byte) (int16, error) {
+// checkBuffers recycles the record checks' buffers between requests.
+var checkBuffers = sync.Pool{New: func() any { return new(producedChecks) }}
+
+// checkProduced runs the topic's record checks on a produced record set,
+// decoding it once: the placement check when the topic asks for one
+// (gregor.partitioner.enforce=true: every keyed record must be in the
+// partition the topic's partitioner chooses), then the topic's produce
+// interceptor (gregor.interceptor.produce). It returns the record set to
+// append (records, or the interceptor's rewrite), or the Kafka error code
+// and the error; an interceptor's rejection is an
+// *extension.RejectedError.
+func (b *Broker) checkProduced(ctx context.Context, im *controller.Image, topic string, partition int32, records []byte, principal sdkauth.Principal) ([]byte, int16, error) {
 	if b.Extensions == nil {
-		return 0, nil
+		return records, 0, nil
 	}
 	// The explicit overrides only: the gregor.* configs have no broker-level
 	// value, and the image's map is never written, so no copy is needed.
 	configs := im.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}]
-	if !extension.Enforced(configs) {
-		return 0, nil
+	enforced := extension.Enforced(configs)
+	ic, err := b.Extensions.TopicInterceptor(configs)
+	if err != nil {
+		return nil, kerr.InvalidConfig.Code, err
 	}
+	if !enforced && ic == nil {
+		return records, 0, nil
+	}
+	c := checkBuffers.Get().(*producedChecks)
+	defer checkBuffers.Put(c)
+	c.produced.MaxDecompressed = int(b.Config.Limits.MaxRequestBytes)
+	if err := c.produced.Decode(records); err != nil {
+		// Unreadable: the append would reject it as corrupt too.
+		return nil, kerr.CorruptMessage.Code, err
+	}
+	if enforced {
+		if code, err := b.placeDecoded(im, configs, topic, partition, &c.produced, &c.placement); code != 0 {
+			return nil, code, err
+		}
+	}
+	if ic == nil {
+		return records, 0, nil
+	}
+	return interceptDecoded(ctx, ic, &c.produced, records, topic, partition, principal)
+}
+
+// placeDecoded is the placement check on a decoded record set.
+func (b *Broker) placeDecoded(im *controller.Image, configs map[string]string, topic string, partition int32, set *extension.Produced, c *extension.Placement) (int16, error) {
 	t, ok := im.Topic(topic)
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, nil
@@ -35,17 +74,13 @@ func (b *Broker) checkPlacement(im *controller.Image, topic string, partition in
 	if err != nil {
 		return kerr.InvalidConfig.Code, err
 	}
-	c := placements.Get().(*extension.Placement)
-	defer placements.Put(c)
-	c.MaxDecompressed = int(b.Config.Limits.MaxRequestBytes)
-	err = c.Check(p, records, partition, int32(len(t.Partitions)))
+	err = c.CheckDecoded(p, set, partition, int32(len(t.Partitions)))
 	switch {
 	case err == nil:
 		return 0, nil
 	case errors.Is(err, extension.ErrMisplaced):
 		return kerr.InvalidRecord.Code, err
 	}
-	// The partitioner failed with no fallback, or the batch is unreadable
-	// (the append would reject it as corrupt too).
+	// The partitioner failed with no fallback.
 	return kerr.UnknownServerError.Code, err
 }

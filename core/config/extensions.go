@@ -7,13 +7,14 @@ import (
 )
 
 // Extension is one [extensions.NAME] table: a partitioner, retention policy,
-// authenticator or authorizer run as a WebAssembly module (wasm) or as a
+// authenticator, authorizer or interceptor run as a WebAssembly module (wasm) or as a
 // go-plugin process (exec). Topics pick partitioners and retention policies
 // by NAME with the topic configs gregor.partitioner and
 // gregor.retention.policy; security.authorizer and security.sasl_mechanisms
 // pick the others.
 type Extension struct {
-	// Kind is partitioner, retention, authenticator or authorizer.
+	// Kind is partitioner, retention, authenticator, authorizer or
+	// interceptor.
 	Kind string `toml:"kind"`
 	// WASM is the path of a WebAssembly module; Exec the path of a plugin
 	// executable (with Args). Exactly one is set.
@@ -29,16 +30,23 @@ type Extension struct {
 	// for partitioners and retention policies and reject for authenticators
 	// and authorizers, which have only reject.
 	Fallback string `toml:"fallback"`
-	// TimeoutMs bounds one call. For a plugin 0 means 2000; for a WASM
-	// module 0 trusts the module with no limit (a limit costs about a
-	// microsecond per call).
+	// TimeoutMs bounds one call. 0 means 2000 for a plugin and 1000 for a
+	// WASM module, whose limit costs a goroutine per call and a return to
+	// the host at every loop iteration of the guest (see hooks/ABI.md).
 	TimeoutMs int64 `toml:"timeout_ms"`
+	// Trusted runs a WASM module with no time limit and no cost for one:
+	// a trusted module that loops hangs every request that calls it.
+	Trusted bool `toml:"trusted"`
 	// MemoryLimitPages caps a WASM module's memory in 64 KiB pages; 0 means
 	// 1024 (64 MiB).
 	MemoryLimitPages uint32 `toml:"memory_limit_pages"`
 	// CacheTTLMs is how long an authorizer's decisions are cached; 0 means
 	// 10000, -1 disables the cache.
 	CacheTTLMs int64 `toml:"cache_ttl_ms"`
+	// OnError is an interceptor's failure policy (a trap, a timeout, a
+	// crash, an unusable answer): "reject" (the default) fails the produce
+	// with the error, "accept" appends the batch as produced.
+	OnError string `toml:"on_error"`
 }
 
 // Extension kinds and fallbacks.
@@ -47,10 +55,26 @@ const (
 	KindRetention     = "retention"
 	KindAuthenticator = "authenticator"
 	KindAuthorizer    = "authorizer"
+	KindInterceptor   = "interceptor"
 
 	FallbackReject  = "reject"
 	FallbackBuiltin = "builtin"
+
+	OnErrorReject = "reject"
+	OnErrorAccept = "accept"
 )
+
+// NoInterceptor is the value of gregor.interceptor.produce that names no
+// interceptor (as does an empty value).
+const NoInterceptor = "none"
+
+// EffectiveOnError is an interceptor's failure policy: OnError, or reject.
+func (e Extension) EffectiveOnError() string {
+	if e.OnError == "" {
+		return OnErrorReject
+	}
+	return e.OnError
+}
 
 // BuiltinPartitioner is the name of the broker's own partitioner in
 // gregor.partitioner: Kafka's murmur2 placement.
@@ -103,15 +127,15 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 			return bad(key, "%q is the name of a built-in", name)
 		}
 		switch e.Kind {
-		case KindPartitioner, KindRetention, KindAuthorizer:
+		case KindPartitioner, KindRetention, KindAuthorizer, KindInterceptor:
 		case KindAuthenticator:
 			if e.WASM != "" {
 				return bad(key+".wasm", "an authenticator runs as a plugin (exec), not as a WASM module")
 			}
 		case "":
-			return bad(key+".kind", "missing (partitioner, retention, authenticator or authorizer)")
+			return bad(key+".kind", "missing (partitioner, retention, authenticator, authorizer or interceptor)")
 		default:
-			return bad(key+".kind", "%q is not partitioner, retention, authenticator or authorizer", e.Kind)
+			return bad(key+".kind", "%q is not partitioner, retention, authenticator, authorizer or interceptor", e.Kind)
 		}
 		switch {
 		case e.WASM == "" && e.Exec == "":
@@ -120,6 +144,17 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 			return bad(key, "sets both wasm and exec; choose one")
 		case e.WASM != "" && len(e.Args) > 0:
 			return bad(key+".args", "only for exec")
+		}
+		switch {
+		case e.Kind == KindInterceptor && e.Fallback != "":
+			return bad(key+".fallback", "an interceptor's failure policy is on_error (%q or %q)", OnErrorReject, OnErrorAccept)
+		case e.Kind != KindInterceptor && e.OnError != "":
+			return bad(key+".on_error", "only for an interceptor (use fallback)")
+		}
+		switch e.OnError {
+		case "", OnErrorReject, OnErrorAccept:
+		default:
+			return bad(key+".on_error", "%q is not %q or %q", e.OnError, OnErrorReject, OnErrorAccept)
 		}
 		switch e.Fallback {
 		case "", FallbackReject:
@@ -132,6 +167,12 @@ func (c *Config) validateExtensions(bad func(key, format string, args ...any) er
 		}
 		if e.TimeoutMs < 0 {
 			return bad(key+".timeout_ms", "%d is negative", e.TimeoutMs)
+		}
+		if e.Trusted && e.WASM == "" {
+			return bad(key+".trusted", "only for wasm")
+		}
+		if e.Trusted && e.TimeoutMs > 0 {
+			return bad(key+".trusted", "a trusted module has no time limit; remove timeout_ms or trusted")
 		}
 		if e.MemoryLimitPages > 65536 {
 			return bad(key+".memory_limit_pages", "%d is above 65536 (4 GiB)", e.MemoryLimitPages)

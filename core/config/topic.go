@@ -185,6 +185,12 @@ var topicConfigDefs = []TopicConfigDef{
 		},
 	},
 	{
+		Name: "gregor.interceptor.produce", Type: TypeString,
+		Doc:           `The record interceptor produced batches of the topic pass through before they are appended: "none", or the name of an interceptor extension in broker.toml, which accepts, rejects (INVALID_RECORD with per-record errors) or rewrites each batch.`,
+		Validate:      extensionName,
+		BrokerDefault: constant(NoInterceptor),
+	},
+	{
 		Name: "gregor.mirror.link", Type: TypeString,
 		Doc:           `The mirror link that owns the topic, or "" for none. A linked topic is read-only: ordinary produce is refused with POLICY_VIOLATION and only that link appends, at the source's offsets. Deleting the config (gregor mirror promote) makes the topic writable.`,
 		Validate:      mirrorLinkName,

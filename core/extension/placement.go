@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
@@ -21,43 +21,38 @@ var ErrCheckFailed = errors.New("placement check failed")
 // Placement is not safe for concurrent use; it reuses its buffers between
 // checks.
 type Placement struct {
-	// MaxDecompressed bounds a compressed batch's records.
+	// MaxDecompressed bounds a compressed batch's records (Check only).
 	MaxDecompressed int
 
-	records []partitioner.Record
-	headers []partitioner.Header
-	arena   []byte
-	where   []int // records[i] is record where[i] of its record set
-	out     []int32
+	produced Produced
+	records  []partitioner.Record
+	headers  []partitioner.Header
+	where    []int // records[i] is record where[i] of its record set
+	out      []int32
 }
 
-// Check reports the first keyed record of recordSet (one or more v2
-// batches, as produced) that p places elsewhere than partition. Records
-// with a null key may go anywhere, as with Kafka's clients; control batches
-// are skipped. p is called once for the whole record set.
+// Check decodes recordSet (one or more v2 batches, as produced) and runs
+// CheckDecoded on it.
 func (c *Placement) Check(p *Partitioner, recordSet []byte, partition, numPartitions int32) error {
-	c.records, c.headers, c.arena, c.where = c.records[:0], c.headers[:0], c.arena[:0], c.where[:0]
-	it := record.Batches(recordSet)
-	index := 0
-	for it.Next() {
-		h := it.Header()
-		if h.IsControl() {
-			index += int(h.NumRecords)
-			continue
-		}
-		err := record.Records(it.Batch(), c.MaxDecompressed, func(r record.Record) error {
-			if r.Key != nil {
-				c.add(r, index)
-			}
-			index++
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("extension: placement check: %w: %w", ErrCheckFailed, err)
-		}
-	}
-	if err := it.Err(); err != nil {
+	c.produced.MaxDecompressed = c.MaxDecompressed
+	if err := c.produced.Decode(recordSet); err != nil {
 		return fmt.Errorf("extension: placement check: %w: %w", ErrCheckFailed, err)
+	}
+	return c.CheckDecoded(p, &c.produced, partition, numPartitions)
+}
+
+// CheckDecoded reports the first keyed record of the decoded record set
+// that p places elsewhere than partition. Records with a null key may go
+// anywhere, as with Kafka's clients; control batches hold no records in
+// Produced. p is called once for the whole record set.
+func (c *Placement) CheckDecoded(p *Partitioner, set *Produced, partition, numPartitions int32) error {
+	c.records, c.headers, c.where = c.records[:0], c.headers[:0], c.where[:0]
+	for _, b := range set.Batches {
+		for i, r := range set.Records[b.First : b.First+b.N] {
+			if r.Key != nil {
+				c.add(r, b.Index+i)
+			}
+		}
 	}
 	if len(c.records) == 0 {
 		return nil
@@ -78,23 +73,14 @@ func (c *Placement) Check(p *Partitioner, recordSet []byte, partition, numPartit
 	return nil
 }
 
-// add copies r into the arena, since record slices are valid only during
-// the callback. A slice taken before the arena grows keeps pointing at the
-// old array, whose bytes never change, so every copy stays valid.
-func (c *Placement) add(r record.Record, index int) {
-	off := func(b []byte) []byte {
-		start := len(c.arena)
-		c.arena = append(c.arena, b...)
-		return c.arena[start:len(c.arena):len(c.arena)]
-	}
-	rec := partitioner.Record{Key: off(r.Key)}
-	if r.Value != nil {
-		rec.Value = off(r.Value)
-	}
+// add views r as a partitioner's record; the bytes stay in the Produced
+// arena.
+func (c *Placement) add(r interceptor.Record, index int) {
+	rec := partitioner.Record{Key: r.Key, Value: r.Value}
 	if len(r.Headers) > 0 {
 		first := len(c.headers)
 		for _, h := range r.Headers {
-			c.headers = append(c.headers, partitioner.Header{Key: h.Key, Value: off(h.Value)})
+			c.headers = append(c.headers, partitioner.Header{Key: h.Key, Value: h.Value})
 		}
 		rec.Headers = c.headers[first:len(c.headers):len(c.headers)]
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/retention"
 )
@@ -26,6 +27,7 @@ type Set struct {
 	cfg          *config.Config
 	partitioners map[string]*Partitioner
 	policies     map[string]retention.Policy
+	interceptors map[string]*Interceptor
 	builtin      *Partitioner
 	logger       *slog.Logger
 	stats        []*Stats // one per declared partitioner and retention policy
@@ -33,8 +35,15 @@ type Set struct {
 
 // NewSet checks that every partitioner and retention extension cfg declares
 // was opened, and wraps each with its fallback rule. Either map may be nil
-// when none of its kind is declared.
+// when none of its kind is declared. NewSetWith adds interceptors.
 func NewSet(cfg *config.Config, partitioners map[string]partitioner.BatchPartitioner, policies map[string]retention.Policy, logger *slog.Logger) (*Set, error) {
+	return NewSetWith(cfg, partitioners, policies, nil, logger)
+}
+
+// NewSetWith is NewSet with the opened interceptors, which every
+// interceptor extension cfg declares must be among.
+func NewSetWith(cfg *config.Config, partitioners map[string]partitioner.BatchPartitioner, policies map[string]retention.Policy,
+	interceptors map[string]interceptor.Interceptor, logger *slog.Logger) (*Set, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -42,6 +51,7 @@ func NewSet(cfg *config.Config, partitioners map[string]partitioner.BatchPartiti
 		cfg:          cfg,
 		partitioners: map[string]*Partitioner{},
 		policies:     map[string]retention.Policy{},
+		interceptors: map[string]*Interceptor{},
 		builtin:      &Partitioner{Name: config.BuiltinPartitioner, impl: &lockedMurmur2{}},
 		logger:       logger,
 	}
@@ -73,6 +83,14 @@ func NewSet(cfg *config.Config, partitioners map[string]partitioner.BatchPartiti
 			st := &Stats{Name: name, Kind: decl.Kind}
 			s.stats = append(s.stats, st)
 			s.policies[name] = countPolicy(impl, st)
+		case config.KindInterceptor:
+			impl, ok := interceptors[name]
+			if !ok || impl == nil {
+				return nil, fmt.Errorf("extension: interceptor %s is declared but was not opened", name)
+			}
+			st := &Stats{Name: name, Kind: decl.Kind}
+			s.stats = append(s.stats, st)
+			s.interceptors[name] = newInterceptor(name, decl, impl, logger.With("extension", name), st)
 		}
 	}
 	return s, nil

@@ -18,7 +18,7 @@ const retentionCallTimeout = 30 * time.Second
 // wireExtensions hands the broker the partitioners and retention policies
 // the caller opened for the [extensions] of broker.toml.
 func (s *Server) wireExtensions(b *api.Broker) error {
-	set, err := extension.NewSet(&s.cfg, s.opts.Partitioners, s.opts.RetentionPolicies, s.logger.With("component", "extensions"))
+	set, err := extension.NewSetWith(&s.cfg, s.opts.Partitioners, s.opts.RetentionPolicies, s.opts.Interceptors, s.logger.With("component", "extensions"))
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/retention"
 )
@@ -61,6 +62,9 @@ type Options struct {
 	// declares must be here. Topics pick them by name.
 	Partitioners      map[string]partitioner.BatchPartitioner
 	RetentionPolicies map[string]retention.Policy
+	// Interceptors are the opened record interceptors by their
+	// [extensions.NAME]; topics pick one with gregor.interceptor.produce.
+	Interceptors map[string]interceptor.Interceptor
 	// LogFS is the file system the partition logs live on; nil means the
 	// operating system's. It exists for tests and fault-injection builds,
 	// which pass a core/log/vfs/errorfs file system to fail writes and

@@ -53,10 +53,11 @@ const (
 	KindRetention     = "retention"
 	KindAuthenticator = "authenticator"
 	KindAuthorizer    = "authorizer"
+	KindInterceptor   = "interceptor"
 )
 
 // Kinds lists every kind.
-var Kinds = []string{KindPartitioner, KindRetention, KindAuthenticator, KindAuthorizer}
+var Kinds = []string{KindPartitioner, KindRetention, KindAuthenticator, KindAuthorizer, KindInterceptor}
 
 // MaxMessageBytes bounds one gRPC message between the broker and a plugin.
 // The broker sends at most a request's worth of records to a partitioner
@@ -66,7 +67,8 @@ const MaxMessageBytes = 128 << 20
 
 // ClientPlugins is the plugin set of the broker's side: dispensing a kind
 // gives the generated gRPC client for it (pb.PartitionerClient,
-// pb.RetentionClient, pb.AuthenticatorClient, pb.AuthorizerClient).
+// pb.RetentionClient, pb.AuthenticatorClient, pb.AuthorizerClient,
+// pb.InterceptorClient).
 func ClientPlugins() goplugin.PluginSet {
 	set := goplugin.PluginSet{}
 	for _, k := range Kinds {
@@ -101,6 +103,8 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *gr
 		return pb.NewAuthenticatorClient(c), nil
 	case KindAuthorizer:
 		return pb.NewAuthorizerClient(c), nil
+	case KindInterceptor:
+		return pb.NewInterceptorClient(c), nil
 	}
 	return nil, errUnknownKind(p.kind)
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/gregorbroker/gregor/sdk/auth"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/plugin/pb"
 	"github.com/gregorbroker/gregor/sdk/retention"
@@ -49,13 +50,14 @@ func (c Config) Decode(v any) error {
 //
 // A partitioner is called by one goroutine at a time (a BatchPartitioner may
 // keep state, such as a round-robin position); retention policies,
-// authenticators and authorizers may be called concurrently and must be safe
-// for that.
+// authenticators, authorizers and interceptors may be called concurrently
+// and must be safe for that.
 type Set struct {
 	Partitioner   func(Config) (partitioner.BatchPartitioner, error)
 	Retention     func(Config) (retention.Policy, error)
 	Authenticator func(Config) (auth.Authenticator, error)
 	Authorizer    func(Config) (auth.Authorizer, error)
+	Interceptor   func(Config) (interceptor.Interceptor, error)
 }
 
 // Serve runs the plugin until the broker stops it; call it from main. A
@@ -97,6 +99,10 @@ func (s Set) pluginSet() (goplugin.PluginSet, error) {
 	if s.Authorizer != nil {
 		srv := &authorizerServer{conf: newConfigured(s.Authorizer, logger)}
 		set[KindAuthorizer] = &grpcPlugin{kind: KindAuthorizer, server: func(g *grpc.Server) { pb.RegisterAuthorizerServer(g, srv) }}
+	}
+	if s.Interceptor != nil {
+		srv := &interceptorServer{conf: newConfigured(s.Interceptor, logger)}
+		set[KindInterceptor] = &grpcPlugin{kind: KindInterceptor, server: func(g *grpc.Server) { pb.RegisterInterceptorServer(g, srv) }}
 	}
 	if len(set) == 0 {
 		return nil, fmt.Errorf("plugin: Serve: the Set serves no kind of extension")

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gregorbroker/gregor/sdk/auth"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/plugin"
 	"github.com/gregorbroker/gregor/sdk/retention"
@@ -51,6 +53,29 @@ func misbehave(what string) error {
 		return errors.New("asked to fail")
 	}
 	return nil
+}
+
+// intercept upper-cases values; a value "reject" rejects its record,
+// "shrink" answers one record too few, and "crash", "hang" and "error"
+// misbehave.
+func intercept(_ context.Context, b *interceptor.Batch) (interceptor.Decision, error) {
+	out := make([]interceptor.Record, len(b.Records))
+	for i, r := range b.Records {
+		switch string(r.Value) {
+		case "reject":
+			return interceptor.RejectRecords("asked to reject", interceptor.RecordError{Index: int32(i), Message: "value is reject"}), nil
+		case "shrink":
+			return interceptor.RewriteBatch(out[:i]), nil
+		}
+		if err := misbehave(string(r.Value)); err != nil {
+			return interceptor.Decision{}, err
+		}
+		out[i] = interceptor.Record{Key: r.Key, Headers: r.Headers}
+		if r.Value != nil {
+			out[i].Value = []byte(strings.ToUpper(string(r.Value)))
+		}
+	}
+	return interceptor.RewriteBatch(out), nil
 }
 
 type lengthPartitioner struct{}
@@ -112,6 +137,10 @@ func main() {
 		Authenticator: func(c plugin.Config) (auth.Authenticator, error) {
 			cfg, err := load(c)
 			return users(cfg.Users), err
+		},
+		Interceptor: func(c plugin.Config) (interceptor.Interceptor, error) {
+			_, err := load(c)
+			return interceptor.Func(intercept), err
 		},
 		Authorizer: func(c plugin.Config) (auth.Authorizer, error) {
 			cfg, err := load(c)

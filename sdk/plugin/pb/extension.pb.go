@@ -1208,6 +1208,350 @@ func (x *AuthorizeResponse) GetAllowed() []bool {
 	return nil
 }
 
+// InterceptHeader is a record header; null_value tells a null value from an
+// empty one.
+type InterceptHeader struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	NullValue     bool                   `protobuf:"varint,3,opt,name=null_value,json=nullValue,proto3" json:"null_value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterceptHeader) Reset() {
+	*x = InterceptHeader{}
+	mi := &file_extension_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterceptHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterceptHeader) ProtoMessage() {}
+
+func (x *InterceptHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_extension_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterceptHeader.ProtoReflect.Descriptor instead.
+func (*InterceptHeader) Descriptor() ([]byte, []int) {
+	return file_extension_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *InterceptHeader) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *InterceptHeader) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *InterceptHeader) GetNullValue() bool {
+	if x != nil {
+		return x.NullValue
+	}
+	return false
+}
+
+type InterceptRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           []byte                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	NullKey       bool                   `protobuf:"varint,2,opt,name=null_key,json=nullKey,proto3" json:"null_key,omitempty"`
+	Value         []byte                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	NullValue     bool                   `protobuf:"varint,4,opt,name=null_value,json=nullValue,proto3" json:"null_value,omitempty"`
+	Headers       []*InterceptHeader     `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty"`
+	Timestamp     int64                  `protobuf:"varint,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	OffsetDelta   int32                  `protobuf:"varint,7,opt,name=offset_delta,json=offsetDelta,proto3" json:"offset_delta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterceptRecord) Reset() {
+	*x = InterceptRecord{}
+	mi := &file_extension_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterceptRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterceptRecord) ProtoMessage() {}
+
+func (x *InterceptRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_extension_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterceptRecord.ProtoReflect.Descriptor instead.
+func (*InterceptRecord) Descriptor() ([]byte, []int) {
+	return file_extension_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *InterceptRecord) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *InterceptRecord) GetNullKey() bool {
+	if x != nil {
+		return x.NullKey
+	}
+	return false
+}
+
+func (x *InterceptRecord) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *InterceptRecord) GetNullValue() bool {
+	if x != nil {
+		return x.NullValue
+	}
+	return false
+}
+
+func (x *InterceptRecord) GetHeaders() []*InterceptHeader {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+func (x *InterceptRecord) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *InterceptRecord) GetOffsetDelta() int32 {
+	if x != nil {
+		return x.OffsetDelta
+	}
+	return 0
+}
+
+type InterceptProduceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition     int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Principal     *Principal             `protobuf:"bytes,3,opt,name=principal,proto3" json:"principal,omitempty"`
+	Records       []*InterceptRecord     `protobuf:"bytes,4,rep,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterceptProduceRequest) Reset() {
+	*x = InterceptProduceRequest{}
+	mi := &file_extension_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterceptProduceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterceptProduceRequest) ProtoMessage() {}
+
+func (x *InterceptProduceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_extension_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterceptProduceRequest.ProtoReflect.Descriptor instead.
+func (*InterceptProduceRequest) Descriptor() ([]byte, []int) {
+	return file_extension_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *InterceptProduceRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *InterceptProduceRequest) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *InterceptProduceRequest) GetPrincipal() *Principal {
+	if x != nil {
+		return x.Principal
+	}
+	return nil
+}
+
+func (x *InterceptProduceRequest) GetRecords() []*InterceptRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+type RecordError struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordError) Reset() {
+	*x = RecordError{}
+	mi := &file_extension_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordError) ProtoMessage() {}
+
+func (x *RecordError) ProtoReflect() protoreflect.Message {
+	mi := &file_extension_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordError.ProtoReflect.Descriptor instead.
+func (*RecordError) Descriptor() ([]byte, []int) {
+	return file_extension_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RecordError) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *RecordError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type InterceptProduceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// action: 0 accept, 1 reject, 2 rewrite (sdk/interceptor's Action).
+	Action  int32          `protobuf:"varint,1,opt,name=action,proto3" json:"action,omitempty"`
+	Message string         `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Errors  []*RecordError `protobuf:"bytes,3,rep,name=errors,proto3" json:"errors,omitempty"`
+	// records replace the batch's records for a rewrite, one for one.
+	Records       []*InterceptRecord `protobuf:"bytes,4,rep,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterceptProduceResponse) Reset() {
+	*x = InterceptProduceResponse{}
+	mi := &file_extension_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterceptProduceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterceptProduceResponse) ProtoMessage() {}
+
+func (x *InterceptProduceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_extension_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterceptProduceResponse.ProtoReflect.Descriptor instead.
+func (*InterceptProduceResponse) Descriptor() ([]byte, []int) {
+	return file_extension_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *InterceptProduceResponse) GetAction() int32 {
+	if x != nil {
+		return x.Action
+	}
+	return 0
+}
+
+func (x *InterceptProduceResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *InterceptProduceResponse) GetErrors() []*RecordError {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *InterceptProduceResponse) GetRecords() []*InterceptRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
 var File_extension_proto protoreflect.FileDescriptor
 
 const file_extension_proto_rawDesc = "" +
@@ -1293,7 +1637,34 @@ const file_extension_proto_rawDesc = "" +
 	"\x10AuthorizeRequest\x122\n" +
 	"\aactions\x18\x01 \x03(\v2\x18.gregor.plugin.v1.ActionR\aactions\"-\n" +
 	"\x11AuthorizeResponse\x12\x18\n" +
-	"\aallowed\x18\x01 \x03(\bR\aallowed2\xc8\x01\n" +
+	"\aallowed\x18\x01 \x03(\bR\aallowed\"X\n" +
+	"\x0fInterceptHeader\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\x12\x1d\n" +
+	"\n" +
+	"null_value\x18\x03 \x01(\bR\tnullValue\"\xf1\x01\n" +
+	"\x0fInterceptRecord\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\fR\x03key\x12\x19\n" +
+	"\bnull_key\x18\x02 \x01(\bR\anullKey\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\fR\x05value\x12\x1d\n" +
+	"\n" +
+	"null_value\x18\x04 \x01(\bR\tnullValue\x12;\n" +
+	"\aheaders\x18\x05 \x03(\v2!.gregor.plugin.v1.InterceptHeaderR\aheaders\x12\x1c\n" +
+	"\ttimestamp\x18\x06 \x01(\x03R\ttimestamp\x12!\n" +
+	"\foffset_delta\x18\a \x01(\x05R\voffsetDelta\"\xc5\x01\n" +
+	"\x17InterceptProduceRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\x05R\tpartition\x129\n" +
+	"\tprincipal\x18\x03 \x01(\v2\x1b.gregor.plugin.v1.PrincipalR\tprincipal\x12;\n" +
+	"\arecords\x18\x04 \x03(\v2!.gregor.plugin.v1.InterceptRecordR\arecords\"=\n" +
+	"\vRecordError\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xc0\x01\n" +
+	"\x18InterceptProduceResponse\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\x05R\x06action\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x125\n" +
+	"\x06errors\x18\x03 \x03(\v2\x1d.gregor.plugin.v1.RecordErrorR\x06errors\x12;\n" +
+	"\arecords\x18\x04 \x03(\v2!.gregor.plugin.v1.InterceptRecordR\arecords2\xc8\x01\n" +
 	"\vPartitioner\x12T\n" +
 	"\tConfigure\x12\".gregor.plugin.v1.ConfigureRequest\x1a#.gregor.plugin.v1.ConfigureResponse\x12c\n" +
 	"\x0ePartitionBatch\x12'.gregor.plugin.v1.PartitionBatchRequest\x1a(.gregor.plugin.v1.PartitionBatchResponse2\xab\x02\n" +
@@ -1309,7 +1680,10 @@ const file_extension_proto_rawDesc = "" +
 	"\n" +
 	"Authorizer\x12T\n" +
 	"\tConfigure\x12\".gregor.plugin.v1.ConfigureRequest\x1a#.gregor.plugin.v1.ConfigureResponse\x12T\n" +
-	"\tAuthorize\x12\".gregor.plugin.v1.AuthorizeRequest\x1a#.gregor.plugin.v1.AuthorizeResponseB1Z/github.com/gregorbroker/gregor/sdk/plugin/pb;pbb\x06proto3"
+	"\tAuthorize\x12\".gregor.plugin.v1.AuthorizeRequest\x1a#.gregor.plugin.v1.AuthorizeResponse2\xce\x01\n" +
+	"\vInterceptor\x12T\n" +
+	"\tConfigure\x12\".gregor.plugin.v1.ConfigureRequest\x1a#.gregor.plugin.v1.ConfigureResponse\x12i\n" +
+	"\x10InterceptProduce\x12).gregor.plugin.v1.InterceptProduceRequest\x1a*.gregor.plugin.v1.InterceptProduceResponseB1Z/github.com/gregorbroker/gregor/sdk/plugin/pb;pbb\x06proto3"
 
 var (
 	file_extension_proto_rawDescOnce sync.Once
@@ -1323,7 +1697,7 @@ func file_extension_proto_rawDescGZIP() []byte {
 	return file_extension_proto_rawDescData
 }
 
-var file_extension_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_extension_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_extension_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),          // 0: gregor.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),         // 1: gregor.plugin.v1.ConfigureResponse
@@ -1346,6 +1720,11 @@ var file_extension_proto_goTypes = []any{
 	(*Action)(nil),                    // 18: gregor.plugin.v1.Action
 	(*AuthorizeRequest)(nil),          // 19: gregor.plugin.v1.AuthorizeRequest
 	(*AuthorizeResponse)(nil),         // 20: gregor.plugin.v1.AuthorizeResponse
+	(*InterceptHeader)(nil),           // 21: gregor.plugin.v1.InterceptHeader
+	(*InterceptRecord)(nil),           // 22: gregor.plugin.v1.InterceptRecord
+	(*InterceptProduceRequest)(nil),   // 23: gregor.plugin.v1.InterceptProduceRequest
+	(*RecordError)(nil),               // 24: gregor.plugin.v1.RecordError
+	(*InterceptProduceResponse)(nil),  // 25: gregor.plugin.v1.InterceptProduceResponse
 }
 var file_extension_proto_depIdxs = []int32{
 	2,  // 0: gregor.plugin.v1.Record.headers:type_name -> gregor.plugin.v1.Header
@@ -1356,31 +1735,40 @@ var file_extension_proto_depIdxs = []int32{
 	14, // 5: gregor.plugin.v1.Action.principal:type_name -> gregor.plugin.v1.Principal
 	17, // 6: gregor.plugin.v1.Action.resource:type_name -> gregor.plugin.v1.Resource
 	18, // 7: gregor.plugin.v1.AuthorizeRequest.actions:type_name -> gregor.plugin.v1.Action
-	0,  // 8: gregor.plugin.v1.Partitioner.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
-	4,  // 9: gregor.plugin.v1.Partitioner.PartitionBatch:input_type -> gregor.plugin.v1.PartitionBatchRequest
-	0,  // 10: gregor.plugin.v1.Retention.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
-	10, // 11: gregor.plugin.v1.Retention.GroupInterest:input_type -> gregor.plugin.v1.GroupInterestRequest
-	8,  // 12: gregor.plugin.v1.Retention.DeletableSegments:input_type -> gregor.plugin.v1.RetentionPartition
-	0,  // 13: gregor.plugin.v1.Authenticator.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
-	12, // 14: gregor.plugin.v1.Authenticator.Mechanisms:input_type -> gregor.plugin.v1.MechanismsRequest
-	15, // 15: gregor.plugin.v1.Authenticator.Authenticate:input_type -> gregor.plugin.v1.Credentials
-	0,  // 16: gregor.plugin.v1.Authorizer.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
-	19, // 17: gregor.plugin.v1.Authorizer.Authorize:input_type -> gregor.plugin.v1.AuthorizeRequest
-	1,  // 18: gregor.plugin.v1.Partitioner.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
-	5,  // 19: gregor.plugin.v1.Partitioner.PartitionBatch:output_type -> gregor.plugin.v1.PartitionBatchResponse
-	1,  // 20: gregor.plugin.v1.Retention.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
-	11, // 21: gregor.plugin.v1.Retention.GroupInterest:output_type -> gregor.plugin.v1.GroupInterestResponse
-	9,  // 22: gregor.plugin.v1.Retention.DeletableSegments:output_type -> gregor.plugin.v1.DeletableSegmentsResponse
-	1,  // 23: gregor.plugin.v1.Authenticator.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
-	13, // 24: gregor.plugin.v1.Authenticator.Mechanisms:output_type -> gregor.plugin.v1.MechanismsResponse
-	16, // 25: gregor.plugin.v1.Authenticator.Authenticate:output_type -> gregor.plugin.v1.AuthenticateResponse
-	1,  // 26: gregor.plugin.v1.Authorizer.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
-	20, // 27: gregor.plugin.v1.Authorizer.Authorize:output_type -> gregor.plugin.v1.AuthorizeResponse
-	18, // [18:28] is the sub-list for method output_type
-	8,  // [8:18] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	21, // 8: gregor.plugin.v1.InterceptRecord.headers:type_name -> gregor.plugin.v1.InterceptHeader
+	14, // 9: gregor.plugin.v1.InterceptProduceRequest.principal:type_name -> gregor.plugin.v1.Principal
+	22, // 10: gregor.plugin.v1.InterceptProduceRequest.records:type_name -> gregor.plugin.v1.InterceptRecord
+	24, // 11: gregor.plugin.v1.InterceptProduceResponse.errors:type_name -> gregor.plugin.v1.RecordError
+	22, // 12: gregor.plugin.v1.InterceptProduceResponse.records:type_name -> gregor.plugin.v1.InterceptRecord
+	0,  // 13: gregor.plugin.v1.Partitioner.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
+	4,  // 14: gregor.plugin.v1.Partitioner.PartitionBatch:input_type -> gregor.plugin.v1.PartitionBatchRequest
+	0,  // 15: gregor.plugin.v1.Retention.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
+	10, // 16: gregor.plugin.v1.Retention.GroupInterest:input_type -> gregor.plugin.v1.GroupInterestRequest
+	8,  // 17: gregor.plugin.v1.Retention.DeletableSegments:input_type -> gregor.plugin.v1.RetentionPartition
+	0,  // 18: gregor.plugin.v1.Authenticator.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
+	12, // 19: gregor.plugin.v1.Authenticator.Mechanisms:input_type -> gregor.plugin.v1.MechanismsRequest
+	15, // 20: gregor.plugin.v1.Authenticator.Authenticate:input_type -> gregor.plugin.v1.Credentials
+	0,  // 21: gregor.plugin.v1.Authorizer.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
+	19, // 22: gregor.plugin.v1.Authorizer.Authorize:input_type -> gregor.plugin.v1.AuthorizeRequest
+	0,  // 23: gregor.plugin.v1.Interceptor.Configure:input_type -> gregor.plugin.v1.ConfigureRequest
+	23, // 24: gregor.plugin.v1.Interceptor.InterceptProduce:input_type -> gregor.plugin.v1.InterceptProduceRequest
+	1,  // 25: gregor.plugin.v1.Partitioner.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
+	5,  // 26: gregor.plugin.v1.Partitioner.PartitionBatch:output_type -> gregor.plugin.v1.PartitionBatchResponse
+	1,  // 27: gregor.plugin.v1.Retention.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
+	11, // 28: gregor.plugin.v1.Retention.GroupInterest:output_type -> gregor.plugin.v1.GroupInterestResponse
+	9,  // 29: gregor.plugin.v1.Retention.DeletableSegments:output_type -> gregor.plugin.v1.DeletableSegmentsResponse
+	1,  // 30: gregor.plugin.v1.Authenticator.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
+	13, // 31: gregor.plugin.v1.Authenticator.Mechanisms:output_type -> gregor.plugin.v1.MechanismsResponse
+	16, // 32: gregor.plugin.v1.Authenticator.Authenticate:output_type -> gregor.plugin.v1.AuthenticateResponse
+	1,  // 33: gregor.plugin.v1.Authorizer.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
+	20, // 34: gregor.plugin.v1.Authorizer.Authorize:output_type -> gregor.plugin.v1.AuthorizeResponse
+	1,  // 35: gregor.plugin.v1.Interceptor.Configure:output_type -> gregor.plugin.v1.ConfigureResponse
+	25, // 36: gregor.plugin.v1.Interceptor.InterceptProduce:output_type -> gregor.plugin.v1.InterceptProduceResponse
+	25, // [25:37] is the sub-list for method output_type
+	13, // [13:25] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_extension_proto_init() }
@@ -1394,9 +1782,9 @@ func file_extension_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_extension_proto_rawDesc), len(file_extension_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   26,
 			NumExtensions: 0,
-			NumServices:   4,
+			NumServices:   5,
 		},
 		GoTypes:           file_extension_proto_goTypes,
 		DependencyIndexes: file_extension_proto_depIdxs,

@@ -661,3 +661,143 @@ var Authorizer_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "extension.proto",
 }
+
+const (
+	Interceptor_Configure_FullMethodName        = "/gregor.plugin.v1.Interceptor/Configure"
+	Interceptor_InterceptProduce_FullMethodName = "/gregor.plugin.v1.Interceptor/InterceptProduce"
+)
+
+// InterceptorClient is the client API for Interceptor service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+type InterceptorClient interface {
+	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
+	InterceptProduce(ctx context.Context, in *InterceptProduceRequest, opts ...grpc.CallOption) (*InterceptProduceResponse, error)
+}
+
+type interceptorClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewInterceptorClient(cc grpc.ClientConnInterface) InterceptorClient {
+	return &interceptorClient{cc}
+}
+
+func (c *interceptorClient) Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConfigureResponse)
+	err := c.cc.Invoke(ctx, Interceptor_Configure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *interceptorClient) InterceptProduce(ctx context.Context, in *InterceptProduceRequest, opts ...grpc.CallOption) (*InterceptProduceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InterceptProduceResponse)
+	err := c.cc.Invoke(ctx, Interceptor_InterceptProduce_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// InterceptorServer is the server API for Interceptor service.
+// All implementations must embed UnimplementedInterceptorServer
+// for forward compatibility.
+type InterceptorServer interface {
+	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
+	InterceptProduce(context.Context, *InterceptProduceRequest) (*InterceptProduceResponse, error)
+	mustEmbedUnimplementedInterceptorServer()
+}
+
+// UnimplementedInterceptorServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedInterceptorServer struct{}
+
+func (UnimplementedInterceptorServer) Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Configure not implemented")
+}
+func (UnimplementedInterceptorServer) InterceptProduce(context.Context, *InterceptProduceRequest) (*InterceptProduceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method InterceptProduce not implemented")
+}
+func (UnimplementedInterceptorServer) mustEmbedUnimplementedInterceptorServer() {}
+func (UnimplementedInterceptorServer) testEmbeddedByValue()                     {}
+
+// UnsafeInterceptorServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to InterceptorServer will
+// result in compilation errors.
+type UnsafeInterceptorServer interface {
+	mustEmbedUnimplementedInterceptorServer()
+}
+
+func RegisterInterceptorServer(s grpc.ServiceRegistrar, srv InterceptorServer) {
+	// If the following call pancis, it indicates UnimplementedInterceptorServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Interceptor_ServiceDesc, srv)
+}
+
+func _Interceptor_Configure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfigureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InterceptorServer).Configure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Interceptor_Configure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InterceptorServer).Configure(ctx, req.(*ConfigureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Interceptor_InterceptProduce_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InterceptProduceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InterceptorServer).InterceptProduce(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Interceptor_InterceptProduce_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InterceptorServer).InterceptProduce(ctx, req.(*InterceptProduceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Interceptor_ServiceDesc is the grpc.ServiceDesc for Interceptor service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Interceptor_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "gregor.plugin.v1.Interceptor",
+	HandlerType: (*InterceptorServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Configure",
+			Handler:    _Interceptor_Configure_Handler,
+		},
+		{
+			MethodName: "InterceptProduce",
+			Handler:    _Interceptor_InterceptProduce_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "extension.proto",
+}

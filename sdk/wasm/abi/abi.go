@@ -1,4 +1,4 @@
-// Package abi is Gregor's WebAssembly extension ABI, version 1, as plain Go:
+// Package abi is Gregor's WebAssembly extension ABI, version 2, as plain Go:
 // export names, error codes and the little-endian encodings of the inputs
 // the host writes into guest memory. The broker's host (hooks) encodes with
 // it and the guest helpers in sdk/wasm decode with it, so both sides share
@@ -12,9 +12,17 @@ package abi
 
 import "errors"
 
-// Version is the ABI version this package speaks; gregor_abi_version must
-// return it.
-const Version = 1
+// Version is the ABI version this package speaks and gregor_abi_version of
+// a module built with it returns. Version 2 added the interceptor kind and
+// changed nothing else, so a host speaking 2 also loads modules of
+// MinVersion.
+const Version = 2
+
+// MinVersion is the oldest ABI version a host speaking Version loads.
+const MinVersion = 1
+
+// InterceptorVersion is the first ABI version with gregor_intercept.
+const InterceptorVersion = 2
 
 // Export names. A module must export "memory", ExportVersion, ExportAlloc
 // and at least one of the kind exports.
@@ -27,6 +35,7 @@ const (
 	ExportPartition    = "gregor_partition"     // (ptr, len, count, partitions i32) -> code i32
 	ExportRetention    = "gregor_retention"     // (ptr, len i32) -> count or -code i32
 	ExportAuthorize    = "gregor_authorize"     // (ptr, len, count i32) -> code i32
+	ExportIntercept    = "gregor_intercept"     // (ptr, len, count i32) -> code i32 (ABI 2)
 )
 
 // Result codes a guest returns. Anything else is an unknown code, which the

@@ -1,0 +1,100 @@
+package extension
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/sdk/interceptor"
+)
+
+// ConfigInterceptProduce is the topic config naming a topic's produce
+// interceptor ("none" or absent: no interceptor).
+const ConfigInterceptProduce = "gregor.interceptor.produce"
+
+// DefaultInterceptTimeout bounds an interceptor call whose extension sets
+// no timeout_ms.
+const DefaultInterceptTimeout = 2 * time.Second
+
+// ErrInterceptFailed is wrapped when an interceptor failed (an error, a
+// timeout, an unusable answer) and its on_error policy is reject.
+var ErrInterceptFailed = errors.New("interceptor failed")
+
+// Interceptor is a named produce interceptor with its on_error policy,
+// time limit and statistics applied. It is safe for concurrent use.
+type Interceptor struct {
+	Name    string
+	impl    interceptor.Interceptor
+	accept  bool // on_error = "accept"
+	timeout time.Duration
+	logger  *slog.Logger
+	stats   *Stats
+	lastLog atomic.Int64 // unix nanos of the last failure warning
+}
+
+// Intercept asks the interceptor about one batch. A failed call follows
+// on_error: accept answers Accept (and counts a fallback), reject returns
+// an error wrapping ErrInterceptFailed. A decision it returns passed
+// interceptor.Check for the batch.
+func (ic *Interceptor) Intercept(ctx context.Context, b *interceptor.Batch) (interceptor.Decision, error) {
+	ctx, cancel := context.WithTimeout(ctx, ic.timeout)
+	defer cancel()
+	start := time.Now()
+	d, err := ic.impl.InterceptProduce(ctx, b)
+	if err == nil {
+		err = interceptor.Check(&d, len(b.Records))
+	}
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("no answer within %v: %w", ic.timeout, ctx.Err())
+	}
+	ic.stats.Observe(time.Since(start), err)
+	if err == nil {
+		return d, nil
+	}
+	err = fmt.Errorf("extension: interceptor %s: %w", ic.Name, err)
+	now := time.Now().UnixNano()
+	warn := false
+	if last := ic.lastLog.Load(); now-last > int64(time.Second) && ic.lastLog.CompareAndSwap(last, now) {
+		warn = true // at most one warning a second under load
+	}
+	if ic.accept {
+		ic.stats.Fallback()
+		if warn {
+			ic.logger.Warn("interceptor failed; on_error = accept appends the batch unchecked", "topic", b.Topic, "partition", b.Partition, "err", err)
+		}
+		return interceptor.AcceptBatch(), nil
+	}
+	if warn {
+		ic.logger.Warn("interceptor failed; on_error = reject fails the produce", "topic", b.Topic, "partition", b.Partition, "err", err)
+	}
+	return interceptor.Decision{}, fmt.Errorf("%w: %w", ErrInterceptFailed, err)
+}
+
+// TopicInterceptor is the produce interceptor a topic picks with
+// gregor.interceptor.produce in configs: nil when it picks none. A name
+// broker.toml does not declare is an error naming the config.
+func (s *Set) TopicInterceptor(configs map[string]string) (*Interceptor, error) {
+	v, ok := configs[ConfigInterceptProduce]
+	if !ok {
+		return nil, nil
+	}
+	name, _, ok, err := s.cfg.ExtensionFor(ConfigInterceptProduce, v, config.KindInterceptor, config.NoInterceptor)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return s.interceptors[name], nil
+}
+
+// newInterceptor wraps an opened interceptor with its declaration's rules.
+func newInterceptor(name string, decl config.Extension, impl interceptor.Interceptor, logger *slog.Logger, st *Stats) *Interceptor {
+	timeout := time.Duration(decl.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = DefaultInterceptTimeout
+	}
+	return &Interceptor{Name: name, impl: impl, accept: decl.EffectiveOnError() == config.OnErrorAccept,
+		timeout: timeout, logger: logger, stats: st}
+}
