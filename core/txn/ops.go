@@ -286,6 +286,23 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 			return current, nil
 		}
 	}
+	if req.BumpEpoch && (m.state == StatePrepareCommit || m.state == StatePrepareAbort) && req.ProducerID == m.producerID &&
+		(req.ProducerEpoch == m.lastEpoch || m.tv >= 2 && m.epoch > 0 && req.ProducerEpoch == m.epoch-1) {
+		// A retry of the EndTxn that prepared the transaction (its answer
+		// was lost, or the client timed out while the markers are still
+		// being written): as Kafka, the client waits for the markers with
+		// CONCURRENT_TRANSACTIONS, or learns that the other outcome was
+		// decided; it is not fenced, which would make it report an outcome
+		// the coordinator is not carrying out.
+		if (m.state == StatePrepareCommit) != req.Commit {
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction is in %s", ErrInvalidTxnState, m.state)
+		}
+		if err := s.complete(m); err != nil {
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction is in %s: %v", ErrConcurrentTransactions, m.state, err)
+		}
+		m = s.txns[req.TransactionalID]
+		return ProducerIDAndEpoch{m.producerID, m.epoch}, nil
+	}
 	if err := checkProducer(m, req.ProducerID, req.ProducerEpoch); err != nil {
 		return ProducerIDAndEpoch{}, err
 	}
