@@ -90,6 +90,11 @@ func (c *Coordinator) InitProducerID(req InitRequest) (ProducerIDAndEpoch, error
 	if req.ProducerID >= 0 {
 		switch {
 		case req.ProducerID == m.producerID && req.ProducerEpoch == m.epoch:
+		case req.ProducerID == m.producerID && m.preparing():
+			// A version 2 client that never saw its EndTxn's bump: as
+			// Kafka, it waits for the markers (CONCURRENT_TRANSACTIONS
+			// below) rather than being fenced, and is bumped once they
+			// are written.
 		case m.completed() && (req.ProducerID == m.producerID && req.ProducerEpoch == m.lastEpoch ||
 			req.ProducerID == m.prevProducerID && m.lastEpoch < 0):
 			// The answer to this request was lost: the bump is done.

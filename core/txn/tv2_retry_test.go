@@ -54,6 +54,12 @@ func TestTV2EndRetryWhilePrepared(t *testing.T) {
 		t.Fatalf("after recovery with markers failing: %v", d.State)
 	}
 	check(e2.c, "recovered")
+	// A KIP-360 InitProducerId of the client that never saw the bump waits
+	// for the markers too, as Kafka's coordinator answers it.
+	reinit := InitRequest{TransactionalID: "p", TimeoutMs: 10_000, ProducerID: pe.ProducerID, ProducerEpoch: pe.Epoch, TransactionVersion: 2}
+	if _, err := e2.c.InitProducerID(reinit); !errors.Is(err, ErrConcurrentTransactions) {
+		t.Fatalf("InitProducerId of the pre-bump epoch while prepared: %v, want CONCURRENT_TRANSACTIONS", err)
+	}
 	e2.setFail(false)
 	if got, err := e2.c.EndTxn(commit); err != nil || got != next {
 		t.Fatalf("retried commit once markers can be written = %+v, %v; want %+v", got, err, next)
