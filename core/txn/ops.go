@@ -311,9 +311,16 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 	if err := checkProducer(m, req.ProducerID, req.ProducerEpoch); err != nil {
 		return ProducerIDAndEpoch{}, err
 	}
+	if m.preparing() {
+		// The previous transaction's markers are still being written:
+		// retry them now, and answer CONCURRENT_TRANSACTIONS until they are.
+		if err := s.complete(m); err != nil {
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the previous transaction is in %s: %v", ErrConcurrentTransactions, m.state, err)
+		}
+		m = s.txns[req.TransactionalID]
+		current = ProducerIDAndEpoch{m.producerID, m.epoch}
+	}
 	switch {
-	case m.preparing():
-		return ProducerIDAndEpoch{}, ErrConcurrentTransactions
 	case m.state == StateOngoing:
 	case req.BumpEpoch && !req.Commit:
 		// KIP-890 part 2: aborting with nothing open still bumps the epoch.

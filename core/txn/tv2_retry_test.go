@@ -45,6 +45,11 @@ func TestTV2EndRetryWhilePrepared(t *testing.T) {
 		}
 	}
 	check(e.c, "prepared")
+	// The next transaction's EndTxn waits for the markers too.
+	empty := EndRequest{TransactionalID: "p", ProducerID: next.ProducerID, ProducerEpoch: next.Epoch, BumpEpoch: true}
+	if _, err := e.c.EndTxn(empty); !errors.Is(err, ErrConcurrentTransactions) {
+		t.Fatalf("EndTxn of the next epoch while prepared: %v, want CONCURRENT_TRANSACTIONS", err)
+	}
 	e.close()
 
 	e2 := newStoppedEnv(t, dir, clk)
