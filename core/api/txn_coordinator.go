@@ -149,7 +149,7 @@ func (b *Broker) appendMarker(ctx context.Context, p *partition.Partition, m par
 		return err
 	}
 	if p.Topic == group.OffsetsTopic && b.Groups != nil {
-		b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit)
+		b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit, off)
 	}
 	return nil
 }
