@@ -149,7 +149,7 @@ func (b *Broker) appendMarker(ctx context.Context, p *partition.Partition, m par
 		return err
 	}
 	if p.Topic == group.OffsetsTopic && b.Groups != nil {
-		b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit)
+		b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit, off)
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func (b *Broker) transactionTopic() (*controller.Topic, error) {
 // AddPartitionsToTxn v4+ when another broker is.
 func (b *Broker) verifyTxnProduce(version int16, txnID string, p *partition.Partition, records []byte) error {
 	pid, epoch, ok := firstProducer(records)
-	if !ok || p.OpenTxn(pid) {
+	if !ok || p.OpenTxn(pid, epoch) {
 		return nil
 	}
 	req := txn.AddPartitionsRequest{TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch,

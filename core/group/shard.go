@@ -30,6 +30,8 @@ type shard struct {
 	// txnPending holds uncommitted transactional offsets by producer id
 	// (txn_offsets.go).
 	txnPending map[int64]pendingTxn
+	// lateMarkers are markers committed while the shard was loading.
+	lateMarkers []lateMarker
 }
 
 func newShard(c *Coordinator, index int32, p *partition.Partition, epoch int32) *shard {
@@ -209,6 +211,10 @@ func (ls *loadState) apply(key, value []byte) error {
 	return nil
 }
 
+// testHookLoadEnd, when set by a test, is called once a load knows the end
+// it replays up to, before it replays.
+var testHookLoadEnd func(partition int32, end int64)
+
 // errLoadEnd stops a replay at the committed end.
 var errLoadEnd = errors.New("group: end of committed records")
 
@@ -255,6 +261,9 @@ func (s *shard) load() {
 	if !ok {
 		return
 	}
+	if testHookLoadEnd != nil {
+		testHookLoadEnd(s.index, end)
+	}
 	ls, err := s.replay(end)
 	if err != nil {
 		s.c.log.Error("cannot load group state", "partition", s.index, "err", err)
@@ -282,6 +291,7 @@ func (s *shard) load() {
 		s.groups[id] = g
 	}
 	s.txnPending = ls.pending
+	s.applyLateMarkersLocked(end)
 	s.loaded = true
 	s.c.log.Info("loaded group state", "partition", s.index, "groups", len(s.groups),
 		"skipped_records", ls.skipped, "corrupt_records", ls.corrupt, "took", time.Since(start).Round(time.Millisecond))

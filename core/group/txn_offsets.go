@@ -100,10 +100,13 @@ func (c *Coordinator) CommitTxnOffsets(req TxnCommitRequest) ([]error, error) {
 }
 
 // CompleteTxn applies (commit) or drops (abort) a producer's pending offsets
-// on a __consumer_offsets partition, once the transaction marker has been
-// appended to it. Nothing happens when this broker does not coordinate the
-// partition.
-func (c *Coordinator) CompleteTxn(offsetsPartition int32, producerID int64, commit bool) {
+// on a __consumer_offsets partition, once the transaction marker, at offset
+// marker, has been appended to it and committed. Nothing happens when this
+// broker does not coordinate the partition. A shard still loading keeps the
+// completion and applies it once loaded when the marker lies past what the
+// load replays: otherwise the offsets would stay pending, and a later abort
+// of the producer would drop them although their transaction committed.
+func (c *Coordinator) CompleteTxn(offsetsPartition int32, producerID int64, commit bool, marker int64) {
 	c.mu.RLock()
 	s := c.shards[offsetsPartition]
 	c.mu.RUnlock()
@@ -112,9 +115,40 @@ func (c *Coordinator) CompleteTxn(offsetsPartition int32, producerID int64, comm
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.resigned {
+		return
+	}
+	if !s.loaded {
+		s.lateMarkers = append(s.lateMarkers, lateMarker{producerID: producerID, commit: commit, offset: marker})
+		return
+	}
+	s.completeTxnLocked(producerID, commit)
+}
+
+// lateMarker is a transaction marker committed while its shard was loading.
+type lateMarker struct {
+	producerID int64
+	commit     bool
+	offset     int64
+}
+
+// applyLateMarkersLocked applies the markers committed during the load that
+// the load did not replay (at or past end). The caller holds mu.
+func (s *shard) applyLateMarkersLocked(end int64) {
+	for _, m := range s.lateMarkers {
+		if m.offset >= end {
+			s.completeTxnLocked(m.producerID, m.commit)
+		}
+	}
+	s.lateMarkers = nil
+}
+
+// completeTxnLocked applies or drops a producer's pending offsets; the
+// caller holds mu.
+func (s *shard) completeTxnLocked(producerID int64, commit bool) {
 	pt := s.txnPending[producerID]
 	delete(s.txnPending, producerID)
-	if !commit || s.resigned {
+	if !commit {
 		return
 	}
 	for id, offs := range pt {

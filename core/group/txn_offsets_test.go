@@ -32,10 +32,11 @@ func TestTxnOffsetsVisibleOnCommit(t *testing.T) {
 	}
 	marker := func(pid int64, epoch int16, ok bool) {
 		t.Helper()
-		if _, err := e.parts[0].WriteTxnMarker(partition.TxnMarker{ProducerID: pid, ProducerEpoch: epoch, Commit: ok}); err != nil {
+		off, err := e.parts[0].WriteTxnMarker(partition.TxnMarker{ProducerID: pid, ProducerEpoch: epoch, Commit: ok})
+		if err != nil {
 			t.Fatal(err)
 		}
-		e.c.CompleteTxn(0, pid, ok)
+		e.c.CompleteTxn(0, pid, ok, off)
 	}
 
 	commit(1, 0, 10)

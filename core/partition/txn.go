@@ -205,10 +205,18 @@ func (p *Partition) Producers() []ProducerInfo {
 	return out
 }
 
-// OpenTxn reports whether a producer has an open transaction here.
-func (p *Partition) OpenTxn(producerID int64) bool {
+// OpenTxn reports whether a producer has a transaction open here in the
+// given producer epoch, as Kafka's hasOngoingTransaction: a batch of a newer
+// epoch (a transaction version 2 producer after EndTxn, or a re-initialised
+// one) belongs to another transaction even while an older one is still open
+// here because its marker is not written yet, so it must be verified with
+// the coordinator, which holds it back until the older one is completed.
+func (p *Partition) OpenTxn(producerID int64, epoch int16) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, ok := p.producers.ongoing[producerID]
-	return ok
+	if _, ok := p.producers.ongoing[producerID]; !ok {
+		return false
+	}
+	e, ok := p.producers.producers[producerID]
+	return ok && e.epoch == epoch
 }

@@ -141,8 +141,8 @@ func TestOpenTxnSurvivesRestart(t *testing.T) {
 			if got := p.Offsets().LastStableOffset; got != 0 {
 				t.Fatalf("LSO after restart = %d, want 0", got)
 			}
-			if !p.OpenTxn(20) || p.OpenTxn(21) {
-				t.Fatalf("open transactions after restart: 20=%v 21=%v", p.OpenTxn(20), p.OpenTxn(21))
+			if !p.OpenTxn(20, 1) || p.OpenTxn(21, 1) {
+				t.Fatalf("open transactions after restart: 20=%v 21=%v", p.OpenTxn(20, 1), p.OpenTxn(21, 1))
 			}
 			mustMarker(t, p, TxnMarker{ProducerID: 20, ProducerEpoch: 1, Commit: true, CoordinatorEpoch: 4})
 			res, err := p.ReadCommitted(0, 1<<20, true)
@@ -163,4 +163,28 @@ func countBatches(b []byte) int {
 		n++
 	}
 	return n
+}
+
+// TestOpenTxnIsPerEpoch checks that a transaction left open here by epoch 1
+// (its marker not written yet) is not taken for the transaction of epoch 2:
+// the produce path verifies a batch of epoch 2 with the coordinator instead
+// of appending it into epoch 1's transaction, where epoch 1's marker would
+// commit or abort it.
+func TestOpenTxnIsPerEpoch(t *testing.T) {
+	p, d := openPartition(t, t.TempDir(), testConfig())
+	defer d.Close()
+	mustAppend(t, p, batch(t, 2, producer(30, 1, 0), transactional()))
+	if !p.OpenTxn(30, 1) {
+		t.Fatal("epoch 1's transaction not open")
+	}
+	if p.OpenTxn(30, 2) {
+		t.Fatal("epoch 2 reported inside epoch 1's open transaction")
+	}
+	if p.OpenTxn(31, 1) {
+		t.Fatal("producer 31 reported with an open transaction")
+	}
+	mustMarker(t, p, TxnMarker{ProducerID: 30, ProducerEpoch: 2, Commit: true, CoordinatorEpoch: 1})
+	if p.OpenTxn(30, 1) || p.OpenTxn(30, 2) {
+		t.Fatal("transaction open after its marker")
+	}
 }

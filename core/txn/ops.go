@@ -90,6 +90,11 @@ func (c *Coordinator) InitProducerID(req InitRequest) (ProducerIDAndEpoch, error
 	if req.ProducerID >= 0 {
 		switch {
 		case req.ProducerID == m.producerID && req.ProducerEpoch == m.epoch:
+		case req.ProducerID == m.producerID && m.preparing():
+			// A version 2 client that never saw its EndTxn's bump: as
+			// Kafka, it waits for the markers (CONCURRENT_TRANSACTIONS
+			// below) rather than being fenced, and is bumped once they
+			// are written.
 		case m.completed() && (req.ProducerID == m.producerID && req.ProducerEpoch == m.lastEpoch ||
 			req.ProducerID == m.prevProducerID && m.lastEpoch < 0):
 			// The answer to this request was lost: the bump is done.
@@ -286,12 +291,36 @@ func (c *Coordinator) EndTxn(req EndRequest) (ProducerIDAndEpoch, error) {
 			return current, nil
 		}
 	}
+	if req.BumpEpoch && (m.state == StatePrepareCommit || m.state == StatePrepareAbort) && req.ProducerID == m.producerID &&
+		(req.ProducerEpoch == m.lastEpoch || m.tv >= 2 && m.epoch > 0 && req.ProducerEpoch == m.epoch-1) {
+		// A retry of the EndTxn that prepared the transaction (its answer
+		// was lost, or the client timed out while the markers are still
+		// being written): as Kafka, the client waits for the markers with
+		// CONCURRENT_TRANSACTIONS, or learns that the other outcome was
+		// decided; it is not fenced, which would make it report an outcome
+		// the coordinator is not carrying out.
+		if (m.state == StatePrepareCommit) != req.Commit {
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction is in %s", ErrInvalidTxnState, m.state)
+		}
+		if err := s.complete(m); err != nil {
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the transaction is in %s: %v", ErrConcurrentTransactions, m.state, err)
+		}
+		m = s.txns[req.TransactionalID]
+		return ProducerIDAndEpoch{m.producerID, m.epoch}, nil
+	}
 	if err := checkProducer(m, req.ProducerID, req.ProducerEpoch); err != nil {
 		return ProducerIDAndEpoch{}, err
 	}
+	if m.preparing() {
+		// The previous transaction's markers are still being written:
+		// retry them now, and answer CONCURRENT_TRANSACTIONS until they are.
+		if err := s.complete(m); err != nil {
+			return ProducerIDAndEpoch{}, fmt.Errorf("%w: the previous transaction is in %s: %v", ErrConcurrentTransactions, m.state, err)
+		}
+		m = s.txns[req.TransactionalID]
+		current = ProducerIDAndEpoch{m.producerID, m.epoch}
+	}
 	switch {
-	case m.preparing():
-		return ProducerIDAndEpoch{}, ErrConcurrentTransactions
 	case m.state == StateOngoing:
 	case req.BumpEpoch && !req.Commit:
 		// KIP-890 part 2: aborting with nothing open still bumps the epoch.

@@ -53,6 +53,15 @@ type env struct {
 
 func newEnv(t *testing.T, dir string, clk *clock) *env {
 	t.Helper()
+	e := newStoppedEnv(t, dir, clk)
+	e.start()
+	return e
+}
+
+// newStoppedEnv is newEnv without the coordinator started, so a test can
+// make marker writes fail before it loads.
+func newStoppedEnv(t *testing.T, dir string, clk *clock) *env {
+	t.Helper()
 	e := &env{t: t, dir: dir, clock: clk, data: map[TopicPartition]*partition.Partition{}, nextID: 1000}
 	opts := log.Options{Now: clk.Now, Logger: quiet}
 	d, err := log.OpenDir(dir, opts, func(string, int32) log.Config { return log.DefaultConfig() })
@@ -64,7 +73,6 @@ func newEnv(t *testing.T, dir string, clk *clock) *env {
 	for i := int32(0); i < 2; i++ {
 		e.data[TopicPartition{"data", i}] = e.open("data", i)
 	}
-	e.start()
 	t.Cleanup(e.close)
 	return e
 }
