@@ -14,11 +14,11 @@ import (
 
 // isrCommit sends one OffsetCommit (outside group management) straight to
 // broker id and returns its error code.
-func isrCommit(ctx context.Context, cl *kgo.Client, id int32, group, topic string, offset int64) (int16, error) {
+func isrCommit(ctx context.Context, cl *kgo.Client, id int32, group, topic string, topicID [16]byte, offset int64) (int16, error) {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
 	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = topic, isrTopicID(ctx, cl, topic) // v10 names topics by id
+	rt.Topic, rt.TopicID = topic, topicID // v10 names topics by id
 	rp := kmsg.NewOffsetCommitRequestTopicPartition()
 	rp.Offset = offset
 	rt.Partitions = append(rt.Partitions, rp)
@@ -30,23 +30,13 @@ func isrCommit(ctx context.Context, cl *kgo.Client, id int32, group, topic strin
 	return resp.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, nil
 }
 
-// isrTopicID is topic's id as the cluster's metadata gives it (zero when
-// it cannot be had, which the broker answers UNKNOWN_TOPIC_ID).
-func isrTopicID(ctx context.Context, cl *kgo.Client, topic string) [16]byte {
-	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
-	if err != nil {
-		return [16]byte{}
-	}
-	return md.Topics[topic].ID
-}
-
 // isrFetch returns the group's committed offset of topic-0 from broker id.
-func isrFetch(ctx context.Context, cl *kgo.Client, id int32, group, topic string) (int64, error) {
+func isrFetch(ctx context.Context, cl *kgo.Client, id int32, group, topic string, topicID [16]byte) (int64, error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	rg := kmsg.NewOffsetFetchRequestGroup()
 	rg.Group = group
 	rt := kmsg.NewOffsetFetchRequestGroupTopic()
-	rt.Topic, rt.TopicID, rt.Partitions = topic, isrTopicID(ctx, cl, topic), []int32{0} // v10 names topics by id
+	rt.Topic, rt.TopicID, rt.Partitions = topic, topicID, []int32{0} // v10 names topics by id
 	rg.Topics = append(rg.Topics, rt)
 	req.Groups = append(req.Groups, rg)
 	resp, err := cl.Broker(int(id)).Request(ctx, req)
@@ -82,6 +72,18 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 	cl := c.client()
 	const group, topic = "isr-group", "isr-topic"
 	createReplicated(t, ctx, kadm.NewClient(cl), topic, 1, nil)
+	// OffsetCommit and OffsetFetch v10 name topics by id; it is looked up
+	// while every node answers.
+	var topicID [16]byte
+	for topicID == ([16]byte{}) {
+		md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if topicID = md.Topics[topic].ID; topicID == ([16]byte{}) {
+			time.Sleep(100 * time.Millisecond) // polling the metadata
+		}
+	}
 
 	// The coordinator, loaded, with a first commit replicated.
 	var coord int32
@@ -92,7 +94,7 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 		resp, err := req.RequestWith(ctx, cl)
 		if err == nil && resp.ErrorCode == 0 {
 			coord = resp.NodeID
-			if code, err := isrCommit(ctx, cl, coord, group, topic, 7); err == nil && code == 0 {
+			if code, err := isrCommit(ctx, cl, coord, group, topic, topicID, 7); err == nil && code == 0 {
 				break
 			}
 		}
@@ -111,7 +113,7 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	code, err := isrCommit(ctx, cl, coord, group, topic, 42)
+	code, err := isrCommit(ctx, cl, coord, group, topic, topicID, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 		t.Fatalf("commit with both followers stopped answered %v after %v, want COORDINATOR_NOT_AVAILABLE",
 			kerr.ErrorForCode(code), time.Since(start))
 	}
-	if got, err := isrFetch(ctx, cl, coord, group, topic); err != nil || got != 7 {
+	if got, err := isrFetch(ctx, cl, coord, group, topic, topicID); err != nil || got != 7 {
 		t.Fatalf("OffsetFetch with the commit unreplicated: %d, %v; want 7", got, err)
 	}
 
@@ -128,7 +130,7 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 	}
 	deadline = time.Now().Add(90 * time.Second)
 	for {
-		code, err := isrCommit(ctx, cl, coord, group, topic, 43)
+		code, err := isrCommit(ctx, cl, coord, group, topic, topicID, 43)
 		if err == nil && code == 0 {
 			break
 		}
@@ -137,7 +139,7 @@ func TestOffsetCommitWaitsForISR(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got, err := isrFetch(ctx, cl, coord, group, topic); err != nil || got != 43 {
+	if got, err := isrFetch(ctx, cl, coord, group, topic, topicID); err != nil || got != 43 {
 		t.Fatalf("OffsetFetch after a replicated commit: %d, %v; want 43", got, err)
 	}
 }
