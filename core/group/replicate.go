@@ -24,31 +24,8 @@ const DefaultWriteTimeout = 5 * time.Second
 // appendCommitted appends encoded batches in the shard's epoch and waits
 // for the ISR. The caller holds mu.
 func (s *shard) appendCommitted(b []byte) error {
-	res, err := s.p.AppendCoordinatorInEpoch(s.epoch, b, true)
-	if err != nil {
+	if err := s.p.AppendCoordinatorCommitted(s.epoch, b, s.c.cfg.Sync, s.c.cfg.WriteTimeout); err != nil {
 		return s.writeError(err)
-	}
-	if res.Duplicate {
-		return nil
-	}
-	// The leader's fsync runs while the followers fetch.
-	var synced chan error
-	if s.c.cfg.Sync {
-		synced = make(chan error, 1)
-		go func() { synced <- s.p.Sync() }()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.c.cfg.WriteTimeout)
-	defer cancel()
-	if err := s.p.WaitReplicated(ctx, s.epoch, res.LastOffset+1); err != nil {
-		if synced != nil {
-			<-synced
-		}
-		return s.writeError(err)
-	}
-	if synced != nil {
-		if err := <-synced; err != nil {
-			return s.writeError(err)
-		}
 	}
 	return nil
 }

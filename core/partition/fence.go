@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Appends are fenced by leader epoch. A request is admitted under the
@@ -167,4 +168,30 @@ func (p *Partition) WaitReplicated(ctx context.Context, epoch int32, offset int6
 			return fmt.Errorf("%w: %s-%d at offset %d: %w", ErrReplicationTimeout, p.Topic, p.Index, offset, ctx.Err())
 		}
 	}
+}
+
+// AppendCoordinatorCommitted is a coordinator's acks=-1 write (group
+// offsets and state, transaction state): appended as AppendCoordinatorInEpoch,
+// then waited for until committed by the ISR, at most timeout. With sync
+// the leader's own fsync runs while the followers fetch, and its error is
+// the write's. A duplicate was committed before and is not waited for.
+func (p *Partition) AppendCoordinatorCommitted(epoch int32, records []byte, sync bool, timeout time.Duration) error {
+	res, err := p.AppendCoordinatorInEpoch(epoch, records, true)
+	if err != nil || res.Duplicate {
+		return err
+	}
+	var synced chan error
+	if sync {
+		synced = make(chan error, 1)
+		go func() { synced <- p.Sync() }()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err = p.WaitReplicated(ctx, epoch, res.LastOffset+1)
+	if synced != nil {
+		if serr := <-synced; err == nil {
+			err = serr
+		}
+	}
+	return err
 }

@@ -23,28 +23,8 @@ const minWriteTimeout = 5 * time.Second
 // appendCommitted appends encoded state records in the shard's epoch and
 // waits up to timeout for the ISR. The caller holds mu.
 func (s *shard) appendCommitted(b []byte, timeout time.Duration) error {
-	res, err := s.p.AppendCoordinatorInEpoch(s.epoch, b, true)
-	if err != nil {
+	if err := s.p.AppendCoordinatorCommitted(s.epoch, b, s.c.cfg.Sync, max(timeout, minWriteTimeout)); err != nil {
 		return s.writeError(err)
-	}
-	// The leader's fsync runs while the followers fetch.
-	var synced chan error
-	if s.c.cfg.Sync {
-		synced = make(chan error, 1)
-		go func() { synced <- s.p.Sync() }()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, minWriteTimeout))
-	defer cancel()
-	if err := s.p.WaitReplicated(ctx, s.epoch, res.LastOffset+1); err != nil {
-		if synced != nil {
-			<-synced
-		}
-		return s.writeError(err)
-	}
-	if synced != nil {
-		if err := <-synced; err != nil {
-			return s.writeError(err)
-		}
 	}
 	return nil
 }
