@@ -19,19 +19,26 @@ type limits struct {
 	WriteSyncMBps float64 `json:"sequential_write_fsync_each_mib_mb_s"`
 }
 
-// measureLimits runs the three measurements; bytes scales with the run.
+// measureLimits runs the three measurements three times each and keeps the best of each: a
+// ceiling is what the machine can do, and a moment of other load only hides it. The byte
+// count scales with the run.
 func measureLimits(dir string, scale float64) (limits, error) {
-	n := int64(max(64<<20, int(float64(2<<30)*scale)))
+	n := int64(max(128<<20, int(float64(1<<30)*scale)))
 	var l limits
-	var err error
-	if l.LoopbackMBps, err = loopbackMBps(n); err != nil {
-		return l, err
-	}
-	if l.WriteMBps, err = writeMBps(dir, n, false); err != nil {
-		return l, err
-	}
-	if l.WriteSyncMBps, err = writeMBps(dir, min(n, 256<<20), true); err != nil {
-		return l, err
+	for range 3 {
+		lo, err := loopbackMBps(n)
+		if err != nil {
+			return l, err
+		}
+		w, err := writeMBps(dir, n, false)
+		if err != nil {
+			return l, err
+		}
+		ws, err := writeMBps(dir, min(n, 256<<20), true)
+		if err != nil {
+			return l, err
+		}
+		l.LoopbackMBps, l.WriteMBps, l.WriteSyncMBps = max(l.LoopbackMBps, lo), max(l.WriteMBps, w), max(l.WriteSyncMBps, ws)
 	}
 	return l, nil
 }
