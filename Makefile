@@ -6,7 +6,7 @@ CONFIG   ?= broker.toml
 FUZZTIME ?= 5s
 GOFLAGS_TEST ?= -count=1 -timeout 20m
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools fault fault-smoke bench-mirror fault-mirror
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools fault fault-smoke bench-mirror bench-compare fault-mirror
 
 all: build
 
@@ -140,7 +140,13 @@ bench-mirror: build
 			-Dartifact=org.apache.kafka:$$a:$(MM2_VERSION) -Dtransitive=false || exit 1; done
 	$(GO) run ./bench/mirror --gregor $(BIN) --mm2-version $(MM2_VERSION) $(BENCH_MIRROR_FLAGS)
 
-bench-compare: bench-mirror
+# Gregor vs Apache Kafka 4.4.0 on this machine (bench/compare: single node, then 3 nodes), then
+# the mirror benchmark. BENCH_COMPARE_FLAGS=--quick is a one-minute subset; see bench/RESULTS.md.
+# Uses Kafka's and Gregor's fixed ports: run under flock /work/locks/ports.lock on a shared machine.
+bench-compare: build
+	KAFKA_VERSION=4.4.0 ./scripts/kafka-ref.sh fetch
+	KAFKA_VERSION=4.4.0 GREGOR_BIN=$(CURDIR)/$(BIN) $(GO) run ./bench/compare $(BENCH_COMPARE_FLAGS)
+	$(MAKE) bench-mirror
 
 bench-plugins: wasm-examples build
 	$(GO) test -run='^$$' -bench=Partitioner -benchmem ./hooks

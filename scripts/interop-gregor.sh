@@ -117,6 +117,16 @@ write_config() {
 		controlled_shutdown_timeout_ms = 5000
 		EOF
 	fi
+	# As scripts/kafka-ref.sh configures Kafka, so both brokers run alike in interop and bench runs.
+	cat >>"$dir/broker.toml" <<-EOF
+
+	[groups]
+	group_initial_rebalance_delay_ms = 0
+	offsets_topic_partitions = 3
+
+	[transactions]
+	state_log_partitions = 3
+	EOF
 }
 
 start() {

@@ -76,7 +76,7 @@ func measureCluster(t target, o options, record recordFn) error {
 	if err := createClusterTopic(ctx, t.bootstrap, "bench-cluster-warmup", clusterPartitions); err != nil {
 		return err
 	}
-	if _, _, err := produceThroughput(ctx, t.bootstrap, "bench-cluster-warmup", scaled(100_000), 1024, all, false, randomRaw); err != nil {
+	if _, _, err := produceThroughput(ctx, t.bootstrap, "bench-cluster-warmup", scaled(100_000), 1024, all, false, randomKeyed); err != nil {
 		return fmt.Errorf("cluster warm-up: %w", err)
 	}
 	for _, size := range []int{100, 1024} {
@@ -87,7 +87,7 @@ func measureCluster(t target, o options, record recordFn) error {
 		}
 		var mb, rec []float64
 		for r := 0; r < o.repeat; r++ {
-			rps, mbps, err := produceThroughput(ctx, t.bootstrap, topic, n, size, all, false, randomRaw)
+			rps, mbps, err := produceThroughput(ctx, t.bootstrap, topic, n, size, all, false, randomKeyed)
 			if err != nil {
 				return fmt.Errorf("produce %s: %w", topic, err)
 			}
@@ -104,7 +104,7 @@ func measureCluster(t target, o options, record recordFn) error {
 		if err := createClusterTopic(ctx, t.bootstrap, topic, clusterNodes); err != nil {
 			return err
 		}
-		lats, err := latencyAtRate(ctx, t.bootstrap, topic, size, clusterLatencyRate, d, randomRaw)
+		lats, err := latencyAtRate(ctx, t.bootstrap, topic, size, clusterLatencyRate, d, randomKeyed)
 		if err != nil {
 			return fmt.Errorf("cluster latency run %s: %w", topic, err)
 		}

@@ -1,8 +1,12 @@
 // Command compare benchmarks Gregor and Apache Kafka side by side on this machine, one after
-// the other in one run, with the same client and settings: produce throughput (100 B and 1 KB
-// records, acks=1 and acks=all, 1 and 6 partitions) and consume throughput with franz-go,
-// produce latency at a fixed rate, Kafka's ProducerPerformance and ConsumerPerformance, the
-// broker's peak RSS and the time from process start to the first acknowledged produce; then, on
+// the other in one run, with the same client and settings (the JSON lists what both share and
+// every difference): produce throughput (100 B and 1 KB incompressible random values keyed by
+// 10,000 random keys, acks=1 and acks=all, 1 and 6 partitions; 1 KB JSON values with lz4 and
+// zstd) and consume throughput with franz-go, produce latency at a fixed rate measured from the
+// intended send time, Kafka's ProducerPerformance and ConsumerPerformance (its group join and its
+// fetch phase as rows of their own), the broker's peak RSS and the time from process start to
+// the first acknowledged produce; each throughput row beside the machine's physical limit
+// (loopback TCP, sequential writes with and without fsync) measured in the same run; then, on
 // 3-node clusters of each (RF=3, min.insync.replicas=2, acks=all), produce throughput of 100 B
 // and 1 KB records and produce latency p50/p99 at a fixed rate.
 // It prints a table with Gregor/Kafka ratios and writes JSON with machine facts to
@@ -31,7 +35,10 @@ type Result struct {
 	Gregor float64 `json:"gregor"`
 	Kafka  float64 `json:"kafka"`
 	Ratio  float64 `json:"ratio_gregor_over_kafka"`
-	Note   string  `json:"note,omitempty"`
+	// Limit is the machine's ceiling for the row measured in the same run (see limits), 0 where
+	// none applies.
+	Limit float64 `json:"physical_limit,omitempty"`
+	Note  string  `json:"note,omitempty"`
 }
 
 // target is one broker under test.
@@ -54,6 +61,7 @@ type options struct {
 	repeat     int
 	single     bool
 	cluster    bool
+	quick      bool
 }
 
 func main() {
@@ -64,8 +72,12 @@ func main() {
 	flag.IntVar(&o.repeat, "repeat", 3, "runs of each throughput measurement; the table shows the median")
 	flag.BoolVar(&o.single, "single", true, "run the single-node section")
 	flag.BoolVar(&o.cluster, "cluster", true, "run the 3-node section (RF=3, min.insync.replicas=2, acks=all)")
+	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	flag.Parse()
+	if o.quick {
+		o.scale, o.repeat, o.javaTools, o.cluster, o.single = 0.02, 1, false, false, true
+	}
 	if o.repeat < 1 {
 		o.repeat = 1
 	}
@@ -101,9 +113,9 @@ func run(o options, outDir string) error {
 	var targets []target
 	single := []target{
 		{name: "gregor", bootstrap: "127.0.0.1:28092", start: func() error { return sh(gregorArgs...) },
-			stop: func() { _ = sh("scripts/interop-gregor.sh", "stop") }, pidFile: ".cache/gregor-run/pid", startFile: ".cache/gregor-run/started_at"},
+			stop: func() { _ = sh("scripts/interop-gregor.sh", "stop") }, pidFile: cacheDir("gregor-run/pid"), startFile: cacheDir("gregor-run/started_at")},
 		{name: "kafka", bootstrap: "127.0.0.1:29092", start: func() error { return sh(kafkaArgs...) },
-			stop: func() { _ = sh("scripts/kafka-ref.sh", "stop") }, pidFile: ".cache/kafka-run/cluster-1/node1/pid", startFile: ".cache/kafka-run/cluster-1/node1/started_at"},
+			stop: func() { _ = sh("scripts/kafka-ref.sh", "stop") }, pidFile: cacheDir("kafka-run/cluster-1/node1/pid"), startFile: cacheDir("kafka-run/cluster-1/node1/started_at")},
 	}
 	if o.single {
 		targets = append(targets, single...)
@@ -111,6 +123,12 @@ func run(o options, outDir string) error {
 	if o.cluster {
 		targets = append(targets, clusterTargets(o)...)
 	}
+	lim, err := measureLimits(limitsDir(), o.scale)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "compare: limits: loopback %.0f MB/s, sequential write %.0f MB/s, with fsync each MiB %.0f MB/s\n",
+		lim.LoopbackMBps, lim.WriteMBps, lim.WriteSyncMBps)
 	measured := map[string]map[string]float64{}
 	notes := map[string]string{}
 	var order []string
@@ -155,14 +173,15 @@ func run(o options, outDir string) error {
 	}
 	var results []Result
 	for _, m := range order {
-		r := Result{Metric: m, Unit: units[m][0], Better: units[m][1], Gregor: measured[m]["gregor"], Kafka: measured[m]["kafka"], Note: notes[m]}
+		r := Result{Metric: m, Unit: units[m][0], Better: units[m][1], Gregor: measured[m]["gregor"], Kafka: measured[m]["kafka"], Note: notes[m],
+			Limit: lim.limitFor(m, units[m][0], o.durability)}
 		if r.Kafka != 0 {
 			r.Ratio = r.Gregor / r.Kafka
 		}
 		results = append(results, r)
 	}
 	printTable(results, o)
-	return writeResults(outDir, results, o)
+	return writeResults(outDir, results, o, lim)
 }
 
 func readPid(path string) (int, error) {
@@ -211,15 +230,15 @@ func sumPeakRSS(pidFiles []string) (float64, error) {
 
 func printTable(rs []Result, o options) {
 	fmt.Printf("\nGregor vs Apache Kafka on %d cores (%s durability; ratio = Gregor / Kafka)\n\n", runtime.NumCPU(), o.durability)
-	fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s |\n", "metric", "unit", "Gregor", "Kafka", "ratio")
-	fmt.Printf("|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 54), strings.Repeat("-", 11), strings.Repeat("-", 14), strings.Repeat("-", 14), strings.Repeat("-", 9))
+	fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s | %10s |\n", "metric", "unit", "Gregor", "Kafka", "ratio", "limit")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 54), strings.Repeat("-", 11), strings.Repeat("-", 14), strings.Repeat("-", 14), strings.Repeat("-", 9), strings.Repeat("-", 12))
 	for _, r := range rs {
 		ratio := "n/a"
 		if r.Ratio != 0 {
 			ratio = fmt.Sprintf("%.2f", r.Ratio)
 		}
 		name := r.Metric + " (" + r.Better + " is better)"
-		fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s |\n", name, r.Unit, num(r.Gregor), num(r.Kafka), ratio)
+		fmt.Printf("| %-52s | %-9s | %12s | %12s | %7s | %10s |\n", name, r.Unit, num(r.Gregor), num(r.Kafka), ratio, num(r.Limit))
 		if r.Note != "" {
 			fmt.Printf("|   note: %s\n", r.Note)
 		}
@@ -227,8 +246,7 @@ func printTable(rs []Result, o options) {
 	if o.cluster {
 		fmt.Printf("\n\"%s\" rows: 3 brokers on loopback on this machine, topics RF=3 with min.insync.replicas=2,\n"+
 			"idempotent acks=all producer, incompressible random values without compression (every byte is replicated);\n"+
-			"throughput on %d partitions, latency at %d records/s on %d partitions. The single-node rows send one repeating\n"+
-			"value with franz-go's default snappy compression.\n",
+			"throughput on %d partitions, latency at %d records/s on %d partitions.\n",
 			strings.TrimSuffix(clusterPrefix, ": "), clusterPartitions, clusterLatencyRate, clusterNodes)
 	}
 }
@@ -244,7 +262,7 @@ func num(v float64) string {
 	}
 }
 
-func writeResults(dir string, rs []Result, o options) error {
+func writeResults(dir string, rs []Result, o options, lim limits) error {
 	facts := machineFacts()
 	facts["durability"] = o.durability
 	facts["durability_meaning"] = map[string]string{
@@ -255,9 +273,11 @@ func writeResults(dir string, rs []Result, o options) error {
 	facts["repeat"] = o.repeat
 	facts["single_node_section"], facts["cluster_section"] = o.single, o.cluster
 	if o.cluster {
-		facts["cluster"] = "3 brokers on loopback, each a controller voter and a broker; topics RF=3, min.insync.replicas=2; acks=all (idempotent franz-go producer); incompressible random values, no compression"
+		facts["cluster"] = "3 brokers on loopback, each a controller voter and a broker; topics RF=3, min.insync.replicas=2; acks=all (idempotent franz-go producer); incompressible random values keyed over 10,000 keys, no compression"
 	}
-	facts["client"] = "franz-go (linger 5 ms, 1 MiB batches; single-node rows: one repeating value, snappy (franz-go's default); 3-node rows: random values, no compression); Kafka's ProducerPerformance/ConsumerPerformance from the 4.1.1 jars"
+	facts["client"] = "franz-go (linger 5 ms, 1 MiB batches; incompressible random values keyed by 10,000 random keys without compression, and 1 KB JSON event values compressed with lz4 and with zstd); latency measured from the intended send time; Kafka's ProducerPerformance/ConsumerPerformance from the " + envOr("KAFKA_VERSION", "4.4.0") + " jars"
+	facts["physical_limits"] = lim
+	facts["settings"] = settings(o)
 	doc := map[string]any{"when": time.Now().UTC(), "machine": facts, "results": rs}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -294,8 +314,37 @@ func machineFacts() map[string]any {
 	f["kernel"] = out("uname", "-r")
 	f["java"] = out("java", "-version")
 	f["gregor_commit"] = out("git", "rev-parse", "--short", "HEAD")
-	f["kafka_version"] = envOr("KAFKA_VERSION", "4.1.1")
+	f["kafka_version"] = envOr("KAFKA_VERSION", "4.4.0")
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		f["load_average_at_end"] = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
 	return f
+}
+
+// cacheDir is where the start scripts keep their run directories (GREGOR_CACHE, as they read it).
+func cacheDir(rel string) string {
+	return filepath.Join(envOr("GREGOR_CACHE", ".cache"), rel)
+}
+
+// settings lists how the two brokers are configured for the run: what both are given alike and
+// every difference that remains, so that a reader can judge each ratio.
+func settings(o options) map[string][]string {
+	same := []string{
+		"group initial rebalance delay 0 ms (Kafka group.initial.rebalance.delay.ms=0; Gregor groups.group_initial_rebalance_delay_ms=0)",
+		"__consumer_offsets and __transaction_state with 3 partitions each",
+		"plain-text listener on loopback, no authentication, no authorizer",
+		"the same client, client settings and records for both",
+	}
+	diff := []string{
+		"Kafka runs in a JVM with a fixed heap (1 GiB single node, 512 MiB per node of a cluster, G1GC); Gregor's Go runtime sizes its heap itself",
+		"Kafka's default thread pools (num.network.threads=3, num.io.threads=8); Gregor serves each connection on its own goroutines",
+	}
+	if o.durability == "fsync" {
+		same = append(same, "every append reaches the disk before the acknowledgement (Kafka log.flush.interval.messages=1; Gregor log.durability=fsync, which groups concurrent appends into one fsync)")
+	} else {
+		same = append(same, "acknowledged data is in the page cache, no fsync per write (Kafka's defaults; Gregor log.durability=page_cache)")
+	}
+	return map[string][]string{"same": same, "different": diff}
 }
 
 func envOr(k, d string) string {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func TestParseConsumerPerf(t *testing.T) {
+	out := "WARN something\n2026-12-02 05:40:01:123, 2026-12-02 05:40:05:456, 195.3125, 45.07, 200000, 46153.8, 612, 3721, 52.49, 53748.99\n"
+	got, err := parseConsumerPerf(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (consumerPerf{mbps: 45.07, rebalanceMs: 612, fetchMBps: 52.49}); got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if _, err := parseConsumerPerf("no summary here\n"); err == nil {
+		t.Fatal("no error for output without a summary line")
+	}
+}
+
+func TestPayloads(t *testing.T) {
+	for _, size := range []int{100, 1024} {
+		for _, pl := range []payload{randomKeyed, jsonLZ4, jsonZstd} {
+			recs := pl.records(size, 64)
+			keys := map[string]bool{}
+			for i, r := range recs {
+				if len(r.Value) != size {
+					t.Fatalf("%v: value %d is %d bytes, want %d", pl, i, len(r.Value), size)
+				}
+				if pl != randomKeyed && !json.Valid(r.Value) {
+					t.Fatalf("%v: value %d is not JSON: %s", pl, i, r.Value)
+				}
+				keys[string(r.Key)] = true
+			}
+			if len(keys) < 50 {
+				t.Fatalf("%v: %d distinct keys in 64 records, want them drawn from %d", pl, len(keys), keySpace)
+			}
+		}
+	}
+	// The JSON values compress as event streams do (several times), the random ones not at all.
+	ratio := func(pl payload) float64 {
+		var raw bytes.Buffer
+		for _, r := range pl.records(1024, 256) {
+			raw.Write(r.Value)
+		}
+		enc, _ := zstd.NewWriter(nil)
+		return float64(raw.Len()) / float64(len(enc.EncodeAll(raw.Bytes(), nil)))
+	}
+	if r := ratio(jsonZstd); r < 2 || r > 20 {
+		t.Fatalf("JSON values compress %.1fx, want a realistic 2-20x", r)
+	}
+	if r := ratio(randomKeyed); r > 1.05 {
+		t.Fatalf("random values compress %.2fx, want incompressible", r)
+	}
+}
+
+func TestLimitFor(t *testing.T) {
+	l := limits{LoopbackMBps: 3000, WriteMBps: 1500, WriteSyncMBps: 200}
+	for _, tc := range []struct {
+		metric, unit, durability string
+		want                     float64
+	}{
+		{"franz-go produce 1 KB", "MB/s", "page_cache", 1500},
+		{"franz-go produce 1 KB", "MB/s", "fsync", 200},
+		{"franz-go consume 1 KB", "MB/s", "fsync", 3000},
+		{"ConsumerPerformance fetch phase (fetch.MB.sec)", "MB/s", "page_cache", 3000},
+		{"latency p99", "ms", "page_cache", 0},
+	} {
+		if got := l.limitFor(tc.metric, tc.unit, tc.durability); got != tc.want {
+			t.Errorf("limitFor(%q, %s, %s) = %v, want %v", tc.metric, tc.unit, tc.durability, got, tc.want)
+		}
+	}
+}
