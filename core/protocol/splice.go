@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,16 +119,28 @@ var errMarker = errors.New("protocol: spliced response: a marker's length prefix
 func (s *Splice) split(enc []byte) ([]piece, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// One pass over the encoding: every marker of this splice starts with
+	// the same 12 bytes and ends with its run's index.
 	type hit struct{ pos, i int }
 	var hits []hit
-	m := make([]byte, markerLen)
-	for i := range s.files {
-		s.marker(m, i)
-		if p := bytes.Index(enc[4:], m); p >= 0 {
-			hits = append(hits, hit{p + 4, i})
+	prefix := make([]byte, markerLen)
+	s.marker(prefix, 0)
+	prefix = prefix[:markerLen-4]
+	seen := make([]bool, len(s.files))
+	for at := 4; at < len(enc); {
+		p := bytes.Index(enc[at:], prefix)
+		if p < 0 || at+p+markerLen > len(enc) {
+			break
 		}
+		pos := at + p
+		i := int(binary.BigEndian.Uint32(enc[pos+markerLen-4:]))
+		if i >= len(s.files) || seen[i] {
+			return nil, 0, errMarker
+		}
+		seen[i] = true
+		hits = append(hits, hit{pos, i})
+		at = pos + markerLen
 	}
-	sort.Slice(hits, func(a, b int) bool { return hits[a].pos < hits[b].pos })
 	pieces := make([]piece, 0, 2+3*len(hits))
 	size := make([]byte, 4)
 	pieces = append(pieces, piece{b: size})

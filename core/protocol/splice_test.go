@@ -171,3 +171,36 @@ func TestSplitRejectsForgedMarker(t *testing.T) {
 	}
 	sp.Release()
 }
+
+// TestSplitManyRuns: a response of 2,000 partitions, each a run, splits in
+// one pass into the plain encoding's length with every run in place.
+func TestSplitManyRuns(t *testing.T) {
+	released := 0
+	sp := NewSplice(true)
+	var runs []FileBytes
+	var data [][]byte
+	for i := range 2000 {
+		d := bytes.Repeat([]byte{byte(i)}, 10+i%300)
+		r, _ := spliceFile(t, d, &released)
+		runs, data = append(runs, r), append(data, d)
+	}
+	spliced, plain := fetchResponse(16, sp, runs, data)
+	want := AppendResponse(nil, 1, plain)
+	pieces, n, err := sp.split(AppendResponse(nil, 1, spliced))
+	if err != nil || n != len(want) {
+		t.Fatalf("split: %d bytes, %v; want %d", n, err, len(want))
+	}
+	files := 0
+	for _, p := range pieces {
+		if p.f != nil {
+			if p.f.Len != len(data[files]) {
+				t.Fatalf("run %d out of order", files)
+			}
+			files++
+		}
+	}
+	if files != len(runs) {
+		t.Fatalf("%d of %d runs found", files, len(runs))
+	}
+	sp.Release()
+}
