@@ -33,28 +33,32 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 		resp.ErrorCode = plan.errCode
 		return protocol.Reply{Resp: resp}
 	}
-	resp, bytes, waitable := b.fetchOnce(r, r.Version, req, plan.parts)
+	sp := b.fetchSplice(r)
+	resp, bytes, waitable := b.fetchOnce(r, r.Version, req, plan.parts, sp)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
 	if bytes >= int(req.MinBytes) || wait <= 0 || !waitable {
-		return protocol.Reply{Resp: sessions.finish(&plan, resp)}
+		return protocol.Reply{Resp: sessions.finish(&plan, resp), Splice: sp}
 	}
 	deadline := time.Now().Add(wait)
-	return protocol.Reply{Later: func() kmsg.Response {
+	return protocol.Reply{Splice: sp, Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for {
 			chans := b.fetchWaitChans(r.Version, plan.parts)
 			// Re-read after taking the channels so that no append between the
-			// first read and the wait is missed.
-			resp, bytes, waitable = b.fetchOnce(r, r.Version, req, plan.parts)
+			// first read and the wait is missed; the runs of the read before
+			// are let go.
+			sp.Reset()
+			resp, bytes, waitable = b.fetchOnce(r, r.Version, req, plan.parts, sp)
 			if bytes >= int(req.MinBytes) || !waitable || !time.Now().Before(deadline) {
 				return sessions.finish(&plan, resp)
 			}
 			if !waitAny(chans, timer.C, b.Done) {
-				resp, _, _ = b.fetchOnce(r, r.Version, req, plan.parts)
+				sp.Reset()
+				resp, _, _ = b.fetchOnce(r, r.Version, req, plan.parts, sp)
 				return sessions.finish(&plan, resp)
 			}
 		}
@@ -132,10 +136,21 @@ func (b *Broker) fetchWaitChans(version int16, parts []fetchPart) []<-chan struc
 	return chans
 }
 
+// fetchSplice is where a consumer fetch's records go without copying: on a
+// connection without TLS the records are sent from the segment files to the
+// socket (sendfile); nil means they are read into the response.
+func (b *Broker) fetchSplice(r *protocol.Request) *protocol.Splice {
+	if r.Conn == nil || r.Conn.Security.UsesTLS() {
+		return nil
+	}
+	return protocol.NewSplice(r.Version >= 12)
+}
+
 // fetchOnce reads parts once, each run of one topic's partitions answered as
 // one response topic. It returns the response, the record bytes in it, and
-// whether waiting could help (no partition failed).
-func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest, parts []fetchPart) (*kmsg.FetchResponse, int, bool) {
+// whether waiting could help (no partition failed). With splice, records
+// are file runs taken into splice where the log can give them.
+func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest, parts []fetchPart, splice *protocol.Splice) (*kmsg.FetchResponse, int, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	// The broker's fetch.max.bytes caps what the request asks; a request
 	// asking for nothing (or below v3, for no limit) still gets the first
@@ -210,6 +225,30 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 		}
 		if limit < 0 {
 			limit = 0
+		}
+		if splice != nil {
+			rr, ok, err := p.ReadRange(rp.fetchOffset, limit, first, req.IsolationLevel == 1)
+			if ok {
+				if err != nil {
+					spp.ErrorCode = errCode(err)
+					if !errors.Is(err, partition.ErrOffsetOutOfRange) {
+						b.Logger.Warn("fetch failed", "topic", name, "partition", rp.key.partition, "err", err)
+					}
+					waitable = false
+					continue
+				}
+				spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
+				for _, a := range rr.Aborted {
+					spp.AbortedTransactions = append(spp.AbortedTransactions,
+						kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+				}
+				if fr := rr.Range; fr.Len > 0 {
+					spp.RecordBatches = splice.Add(protocol.FileBytes{FD: fr.FD, Off: fr.Pos, Len: fr.Len, Release: fr.Close})
+					total += fr.Len
+					first = false
+				}
+				continue
+			}
 		}
 		read := p.Read
 		if req.IsolationLevel == 1 {

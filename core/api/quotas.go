@@ -113,13 +113,13 @@ func (b *Broker) RequestQuota(r *protocol.Request, reply *protocol.Reply, handle
 			break
 		}
 		if resp, ok := reply.Resp.(*kmsg.FetchResponse); ok {
-			throttle = max(throttle, q.Record(auth.QuotaConsumerByteRate, user, r.ClientID, float64(fetchedBytes(resp))))
+			throttle = max(throttle, q.Record(auth.QuotaConsumerByteRate, user, r.ClientID, float64(fetchedBytes(resp)+reply.Splice.ExtraBytes())))
 		}
 		if later := reply.Later; later != nil {
 			reply.Later = func() kmsg.Response {
 				resp := later()
 				if fr, ok := resp.(*kmsg.FetchResponse); ok {
-					d := q.Record(auth.QuotaConsumerByteRate, user, r.ClientID, float64(fetchedBytes(fr)))
+					d := q.Record(auth.QuotaConsumerByteRate, user, r.ClientID, float64(fetchedBytes(fr)+reply.Splice.ExtraBytes()))
 					if ms := int32(min(d.Milliseconds(), 1<<31-1)); ms > fr.ThrottleMillis {
 						fr.ThrottleMillis = ms
 					}

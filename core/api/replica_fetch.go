@@ -31,26 +31,29 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return protocol.Reply{Resp: resp}
 	}
-	resp, bytes, waitable := b.replicaFetchOnce(r.Version, req, true)
+	splice := b.fetchSplice(r)
+	resp, bytes, waitable := b.replicaFetchOnce(r.Version, req, true, splice)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
 	if bytes.total >= int(req.MinBytes) || wait <= 0 || !waitable {
-		return protocol.Reply{Resp: b.sentToFollower(resp, bytes)}
+		return protocol.Reply{Resp: b.sentToFollower(resp, bytes), Splice: splice}
 	}
-	return protocol.Reply{Later: func() kmsg.Response {
+	return protocol.Reply{Splice: splice, Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for {
 			// Appends close the channel even when the high watermark stays.
 			chans := b.fetchWaitChans(r.Version, requestParts(req))
-			resp, bytes, waitable = b.replicaFetchOnce(r.Version, req, false)
+			splice.Reset()
+			resp, bytes, waitable = b.replicaFetchOnce(r.Version, req, false, splice)
 			if bytes.total >= int(req.MinBytes) || !waitable {
 				return b.sentToFollower(resp, bytes)
 			}
 			if !waitAny(chans, timer.C, b.Done) {
-				resp, bytes, _ = b.replicaFetchOnce(r.Version, req, false)
+				splice.Reset()
+				resp, bytes, _ = b.replicaFetchOnce(r.Version, req, false, splice)
 				return b.sentToFollower(resp, bytes)
 			}
 		}
@@ -76,7 +79,8 @@ func (b *Broker) sentToFollower(resp *kmsg.FetchResponse, n replicaBytes) *kmsg.
 
 // replicaFetchOnce reads every requested partition for a follower; record
 // tells it to record the fetch offsets (once per request, not per wake).
-func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record bool) (*kmsg.FetchResponse, replicaBytes, bool) {
+// With splice, records are file runs taken into it where the log can.
+func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record bool, splice *protocol.Splice) (*kmsg.FetchResponse, replicaBytes, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	resp.SessionID = 0
 	id := replicaID(req)
@@ -97,7 +101,7 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.PreferredReadReplica = -1
 			sp.RecordBatches = []byte{}
-			code, n, throttled := b.replicaFetchPartition(&sp, name, known, id, rp, maxBytes-total.total, version, record)
+			code, n, throttled := b.replicaFetchPartition(&sp, name, known, id, rp, maxBytes-total.total, version, record, splice)
 			sp.ErrorCode = code
 			if code != 0 || sp.DivergingEpoch.EndOffset >= 0 {
 				waitable = false
@@ -118,7 +122,7 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 // throttled on the leader side. A throttled follower outside the ISR gets
 // an empty answer while the leader quota is exceeded.
 func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, known bool, id int32,
-	rp kmsg.FetchRequestTopicPartition, left int, version int16, record bool) (int16, int, bool) {
+	rp kmsg.FetchRequestTopicPartition, left int, version int16, record bool, splice *protocol.Splice) (int16, int, bool) {
 	if !known {
 		return kerr.UnknownTopicID.Code, 0, false
 	}
@@ -159,6 +163,21 @@ func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, nam
 		return 0, 0, true
 	}
 	limit := min(int(rp.PartitionMaxBytes), max(left, 0))
+	if splice != nil {
+		if rr, ok, err := p.ReadReplicaRange(rp.FetchOffset, limit); ok {
+			if err != nil {
+				if !errors.Is(err, partition.ErrOffsetOutOfRange) {
+					b.Logger.Warn("replica fetch failed", "topic", name, "partition", rp.Partition, "replica", id, "err", err)
+				}
+				return errCode(err), 0, throttled
+			}
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
+			if fr := rr.Range; fr.Len > 0 {
+				sp.RecordBatches = splice.Add(protocol.FileBytes{FD: fr.FD, Off: fr.Pos, Len: fr.Len, Release: fr.Close})
+			}
+			return 0, rr.Range.Len, throttled
+		}
+	}
 	res, err := p.ReadReplica(rp.FetchOffset, limit)
 	if err != nil {
 		if !errors.Is(err, partition.ErrOffsetOutOfRange) {

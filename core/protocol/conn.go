@@ -231,6 +231,9 @@ type pending struct {
 	enc []byte
 	// encBuf is enc's pooled buffer, returned once it is written.
 	encBuf *[]byte
+	// queued is what enc counts in the connection's queued response bytes:
+	// its length and the file bytes it sends.
+	queued int64
 	// reqBytes is the request frame's size, counted in RequestBytes until
 	// the response is written.
 	reqBytes int64
@@ -286,8 +289,11 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			p.encBuf = getRespBuf()
 			p.enc = AppendResponse((*p.encBuf)[:0], p.hdr.CorrelationID, p.reply.Resp)
 			p.reply.Resp = nil
-			queued.add(int64(len(p.enc)))
-			s.Metrics.queuedResponseBytes(int64(len(p.enc)))
+			// File bytes count as well: they wait for the client just
+			// the same, and each holds a descriptor until written.
+			p.queued = int64(len(p.enc) + p.reply.Splice.ExtraBytes())
+			queued.add(p.queued)
+			s.Metrics.queuedResponseBytes(p.queued)
 		}
 		inFlight.Add(1)
 		queue <- p
@@ -494,8 +500,8 @@ func (s *Server) writeLoop(c net.Conn, queue <-chan pending, inFlight *atomic.In
 	for p := range queue {
 		s.writeOne(c, p, &out, &failed, log)
 		if p.enc != nil {
-			queued.add(-int64(len(p.enc)))
-			s.Metrics.queuedResponseBytes(-int64(len(p.enc)))
+			queued.add(-p.queued)
+			s.Metrics.queuedResponseBytes(-p.queued)
 			putRespBuf(p.encBuf, p.enc)
 		}
 		s.releaseRequest(p.reqBytes)
@@ -530,6 +536,7 @@ func putRespBuf(buf *[]byte, used []byte) {
 }
 
 func (s *Server) writeOne(c net.Conn, p pending, out *[]byte, failed *bool, log *slog.Logger) {
+	defer p.reply.Splice.Release()
 	if *failed {
 		return // drain so the reader never blocks
 	}
@@ -565,15 +572,28 @@ func (s *Server) writeOne(c net.Conn, p pending, out *[]byte, failed *bool, log 
 	// Counted before the write, so a client that has its answer can
 	// already see it in the metrics.
 	s.Metrics.observe(p.hdr.Key, time.Since(p.start))
-	if err := writeAll(c, wire, s.IdleTimeout); err != nil {
+	sent, err := len(wire), error(nil)
+	if sp := p.reply.Splice; sp != nil && p.raw == nil {
+		var pieces []piece
+		if pieces, sent, err = sp.split(wire); err == nil {
+			var direct int
+			direct, err = writePieces(c, pieces, s.IdleTimeout)
+			s.Metrics.bytesSentfile(direct)
+		}
+	} else {
+		err = writeAll(c, wire, s.IdleTimeout)
+	}
+	if err != nil {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			log.Warn("closing connection: the client read none of its response", "idle", s.IdleTimeout)
+		} else if p.reply.Splice != nil && !errors.Is(err, net.ErrClosed) {
+			log.Warn("closing connection: a response's file bytes could not be sent", "api_key", p.hdr.Key, "err", err)
 		}
 		*failed = true
 		c.Close()
 		return
 	}
-	s.Metrics.bytesOut(len(wire))
+	s.Metrics.bytesOut(sent)
 	if cap(*out) > 1<<20 {
 		*out = nil
 	}

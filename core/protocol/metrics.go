@@ -15,6 +15,7 @@ type Metrics struct {
 	latency     *prometheus.HistogramVec
 	bytesInC    prometheus.Counter
 	bytesOutC   prometheus.Counter
+	sendfileC   prometheus.Counter
 	connections prometheus.Gauge
 	accepted    prometheus.Counter
 	authFail    prometheus.Counter
@@ -46,6 +47,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		bytesOutC: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gregor_network_bytes_out_total", Help: "Bytes of Kafka responses written.",
 		}),
+		sendfileC: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gregor_network_bytes_sendfile_total", Help: "Bytes of Kafka responses sent from segment files to sockets by sendfile, never copied through the broker (part of gregor_network_bytes_out_total).",
+		}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gregor_connections", Help: "Open Kafka connections.",
 		}),
@@ -74,7 +78,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "gregor_queued_request_bytes", Help: "Bytes of requests read and not yet answered, all connections.",
 		}),
 	}
-	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.connections, m.accepted, m.authFail, m.authOK,
+	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesInC, m.bytesOutC, m.sendfileC, m.connections, m.accepted, m.authFail, m.authOK,
 		m.refused, m.throttles, m.muted, m.queuedResp, m.queuedReq)
 	return m
 }
@@ -104,6 +108,12 @@ func (m *Metrics) requestError(key int16) {
 func (m *Metrics) bytesIn(n int) {
 	if m != nil {
 		m.bytesInC.Add(float64(n))
+	}
+}
+
+func (m *Metrics) bytesSentfile(n int) {
+	if m != nil && n > 0 {
+		m.sendfileC.Add(float64(n))
 	}
 }
 

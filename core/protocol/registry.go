@@ -25,6 +25,11 @@ type Reply struct {
 	// response carries it as throttle_time_ms and the connection is not
 	// read from again until it has passed (Kafka mutes the channel).
 	Throttle time.Duration
+	// Splice, when set, holds the file runs the response sends in place of
+	// its markers (a fetch sending records from segment files without
+	// copying them); the writer releases it once the response is written
+	// or dropped.
+	Splice *Splice
 }
 
 // Request is one decoded request.
