@@ -18,36 +18,6 @@ import (
 	"github.com/gregorbroker/gregor/core/txn"
 )
 
-// The transaction APIs meet the coordinator's and the partitions' errors;
-// their Kafka codes are added here.
-func init() {
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		// Before ErrNotInTransaction, which it wraps.
-		mapping{errTransactionAbortable, kerr.TransactionAbortable},
-		mapping{txn.ErrNotCoordinator, kerr.NotCoordinator},
-		mapping{txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
-		mapping{txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
-		mapping{txn.ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
-		mapping{txn.ErrProducerFenced, kerr.ProducerFenced},
-		mapping{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
-		mapping{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
-		mapping{txn.ErrNotInTransaction, kerr.InvalidTxnState},
-		mapping{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
-		mapping{txn.ErrInvalidRequest, kerr.InvalidRequest},
-		mapping{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
-		// As for groups: a failed state append sends the client to find the
-		// coordinator again.
-		mapping{txn.ErrStorage, kerr.CoordinatorNotAvailable},
-		mapping{group.ErrProducerFenced, kerr.ProducerFenced},
-		mapping{partition.ErrInvalidTxnState, kerr.InvalidTxnState},
-		mapping{partition.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
-	)
-}
-
 // txnCode is errCode for a transaction API of the given version: clients
 // before KIP-588 (fencedSince) know PRODUCER_FENCED as INVALID_PRODUCER_EPOCH.
 func (b *Broker) txnCode(err error, version, fencedSince int16) int16 {
