@@ -10,6 +10,7 @@ import (
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
@@ -65,7 +66,7 @@ type Broker struct {
 	shr       *shareState
 
 	sessOnce sync.Once
-	sessions *FetchSessions // consumer fetch sessions; see fetchSessions
+	sessions *fetchsession.Cache // consumer fetch sessions; see fetchSessions
 
 	pidMu   sync.Mutex // guards pidNext, pidEnd
 	pidNext int64
