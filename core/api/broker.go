@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
@@ -52,7 +54,7 @@ type Broker struct {
 	Throttle *replication.Throttle
 	// Peers sends transaction markers and verifications to other brokers;
 	// nil reaches no other broker (a lone broker leads everything).
-	Peers *Peers
+	Peers *replication.Peers
 	// Telemetry keeps the client metrics pushed with KIP-714; nil answers
 	// the telemetry APIs as a broker without client-metrics support.
 	Telemetry *telemetry.Store
@@ -138,4 +140,15 @@ func (b *Broker) adminCtx(r *protocol.Request, timeoutMs int32) (context.Context
 		return ctx, cancel
 	}
 	return controller.WithPrincipal(ctx, r.Conn.Principal()), cancel
+}
+
+// withPeer calls send with the client of broker id on its inter-broker
+// listener, under a context bounded by the broker's life.
+func (b *Broker) withPeer(id int32, channel replication.Channel, send func(ctx context.Context, cl kmsg.Requestor) error) error {
+	if b.Peers == nil {
+		return fmt.Errorf("api: broker %d: this broker has no inter-broker clients", id)
+	}
+	ctx, cancel := b.ctx(0)
+	defer cancel()
+	return b.Peers.Send(ctx, id, b.replicaAddr(b.Controller.Image(), id), channel, send)
 }

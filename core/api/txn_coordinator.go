@@ -15,6 +15,7 @@ import (
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/txn"
 )
 
@@ -138,7 +139,7 @@ func (b *Broker) writeRemoteTxnMarker(leader int32, tp txn.TopicPartition, m par
 	rm.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{rt}
 	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{rm}
 	var code int16 = -1
-	err := b.withPeer(leader, channelMarkers, func(ctx context.Context, cl kmsg.Requestor) error {
+	err := b.withPeer(leader, replication.ChannelMarkers, func(ctx context.Context, cl kmsg.Requestor) error {
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
 			return err
@@ -272,7 +273,7 @@ func (b *Broker) addPartitionsRemote(coordinator int32, req txn.AddPartitionsReq
 	}
 	ar.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{rt}
 	var code int16
-	err := b.withPeer(coordinator, channelVerify, func(ctx context.Context, cl kmsg.Requestor) error {
+	err := b.withPeer(coordinator, replication.ChannelVerify, func(ctx context.Context, cl kmsg.Requestor) error {
 		resp, err := ar.RequestWith(ctx, cl)
 		if err != nil {
 			return err
