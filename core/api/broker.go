@@ -55,6 +55,9 @@ type Broker struct {
 	// Peers sends transaction markers and verifications to other brokers;
 	// nil reaches no other broker (a lone broker leads everything).
 	Peers *replication.Peers
+	// ProducerIDs hands out producer ids from blocks the controller
+	// reserves; nil answers InitProducerID with COORDINATOR_NOT_AVAILABLE.
+	ProducerIDs *txn.ProducerIDs
 	// Telemetry keeps the client metrics pushed with KIP-714; nil answers
 	// the telemetry APIs as a broker without client-metrics support.
 	Telemetry *telemetry.Store
@@ -69,10 +72,6 @@ type Broker struct {
 
 	sessOnce sync.Once
 	sessions *fetchsession.Cache // consumer fetch sessions; see fetchSessions
-
-	pidMu   sync.Mutex // guards pidNext, pidEnd
-	pidNext int64
-	pidEnd  int64
 }
 
 type handlerFunc func(b *Broker, r *protocol.Request) protocol.Reply

@@ -47,10 +47,6 @@ func TxnConfig(c config.Config) txn.Config {
 	}
 }
 
-// AllocateProducerID hands out a producer id for the transaction
-// coordinator.
-func (b *Broker) AllocateProducerID() (int64, error) { return b.nextProducerID() }
-
 // WriteTxnMarker writes a transaction marker to a partition's leader: the
 // marker is appended here when this broker leads the partition, and sent
 // as WriteTxnMarkers to the leader otherwise. Transactional offsets on

@@ -281,6 +281,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	broker.Groups = group.New(gcfg, group.Options{
 		Logger: s.logger, Topics: broker.GroupTopics,
 	})
+	broker.ProducerIDs = txn.NewProducerIDs(ctrl, txn.ProducerIDBlock)
 	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{
 		Now: s.now, Logger: s.logger, AllocateProducerID: broker.AllocateProducerID, WriteMarker: broker.WriteTxnMarker,
 	})
