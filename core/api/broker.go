@@ -70,6 +70,9 @@ type Broker struct {
 	shareOnce sync.Once // builds shr
 	shr       *shareState
 
+	markersOnce sync.Once // builds markers
+	markers     *txn.Markers
+
 	sessOnce sync.Once
 	sessions *fetchsession.Cache // consumer fetch sessions; see fetchSessions
 }
