@@ -14,12 +14,15 @@ import (
 	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/group"
+	"github.com/gregorbroker/gregor/core/httpapi"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/replication"
+	"github.com/gregorbroker/gregor/core/share"
 	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // Broker is what the handlers reach: the configuration, the metadata
@@ -153,4 +156,37 @@ func (b *Broker) withPeer(id int32, channel replication.Channel, send func(ctx c
 	ctx, cancel := b.ctx(0)
 	defer cancel()
 	return b.Peers.Send(ctx, id, b.replicaAddr(b.Controller.Image(), id), channel, send)
+}
+
+// AdminView is the broker's read-only view for the admin API and the
+// console: the owners the Kafka handlers ask, seen through httpapi.
+func (b *Broker) AdminView() *httpapi.BrokerView {
+	return &httpapi.BrokerView{
+		Config: b.Config, Controller: b.Controller, Partitions: b.Partitions,
+		Partition:        b.partition,
+		TopicConfig:      b.TopicConfig,
+		PartitionConfig:  b.partitionConfig,
+		GroupCoordinator: b.Groups, ExtensionSet: b.Extensions,
+		Authorizer: func() sdkauth.Authorizer {
+			if b.Security.Authorizer == nil {
+				return nil
+			}
+			b.syncACLs()
+			return b.Security.Authorizer
+		},
+		Logger: b.Logger,
+	}
+}
+
+// HTTPAuthenticator authenticates admin API requests with the Kafka
+// listeners' SASL mechanisms and the image's SCRAM credentials.
+func (b *Broker) HTTPAuthenticator() httpapi.SASLAuthenticator {
+	return httpapi.SASLAuthenticator{Mechanisms: b.Security.Mechanisms, Credentials: ImageCredentials{Controller: b.Controller}}
+}
+
+// MetricsCollector returns the broker's Prometheus collector.
+func (b *Broker) MetricsCollector() *httpapi.MetricsCollector {
+	return &httpapi.MetricsCollector{View: b.AdminView(),
+		ShareTotals:   func() share.Stats { return b.share().parts.Totals() },
+		FetchSessions: func() fetchsession.Stats { return b.fetchSessions().Stats() }}
 }
