@@ -10,12 +10,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 )
 
 // Fetch v4 is Apache Kafka 4's minimum. Consumer fetches use incremental
-// fetch sessions (fetch_session.go); follower fetches are sessionless.
+// fetch sessions (core/fetchsession); follower fetches are sessionless.
 func init() { reg(1, 4, 18, (*Broker).handleFetch) }
 
 // maxFetchWait bounds a long poll whatever the client asks.
@@ -27,48 +28,48 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 		return b.handleReplicaFetch(r, req)
 	}
 	sessions := b.fetchSessions()
-	plan := sessions.begin(r.Version, req, false)
-	if plan.errCode != 0 {
+	plan := sessions.Begin(r.Version, req, false)
+	if plan.ErrCode != 0 {
 		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = plan.errCode
+		resp.ErrorCode = plan.ErrCode
 		return protocol.Reply{Resp: resp}
 	}
 	sp := b.fetchSplice(r)
-	resp, bytes, waitable := b.fetchOnce(r, r.Version, req, plan.parts, sp)
+	resp, bytes, waitable := b.fetchOnce(r, r.Version, req, plan.Parts, sp)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
 	if bytes >= int(req.MinBytes) || wait <= 0 || !waitable {
-		return protocol.Reply{Resp: sessions.finish(&plan, resp), Splice: sp}
+		return protocol.Reply{Resp: sessions.Finish(&plan, resp), Splice: sp}
 	}
 	deadline := time.Now().Add(wait)
 	return protocol.Reply{Splice: sp, Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for {
-			chans := b.fetchWaitChans(r.Version, plan.parts)
+			chans := b.fetchWaitChans(r.Version, plan.Parts)
 			// Re-read after taking the channels so that no append between the
 			// first read and the wait is missed; the runs of the read before
 			// are let go.
 			sp.Reset()
-			resp, bytes, waitable = b.fetchOnce(r, r.Version, req, plan.parts, sp)
+			resp, bytes, waitable = b.fetchOnce(r, r.Version, req, plan.Parts, sp)
 			if bytes >= int(req.MinBytes) || !waitable || !time.Now().Before(deadline) {
-				return sessions.finish(&plan, resp)
+				return sessions.Finish(&plan, resp)
 			}
 			if !waitAny(chans, timer.C, b.Done) {
 				sp.Reset()
-				resp, _, _ = b.fetchOnce(r, r.Version, req, plan.parts, sp)
-				return sessions.finish(&plan, resp)
+				resp, _, _ = b.fetchOnce(r, r.Version, req, plan.Parts, sp)
+				return sessions.Finish(&plan, resp)
 			}
 		}
 	}}
 }
 
 // fetchSessions is the broker's session cache, made on first use.
-func (b *Broker) fetchSessions() *FetchSessions {
+func (b *Broker) fetchSessions() *fetchsession.Cache {
 	b.sessOnce.Do(func() {
-		b.sessions = NewFetchSessions(int(b.Config.Limits.MaxIncrementalFetchSessionCacheSlots), b.Now)
+		b.sessions = fetchsession.New(int(b.Config.Limits.MaxIncrementalFetchSessionCacheSlots), b.Now)
 	})
 	return b.sessions
 }
@@ -113,23 +114,23 @@ func waitAny(chans []<-chan struct{}, timer <-chan time.Time, done <-chan struct
 // fetchTopicName names a fetched topic: by name below v13, by id from v13.
 func (b *Broker) fetchTopicName(version int16, k fetchKey) (string, bool) {
 	if version < 13 {
-		return k.topic, true
+		return k.Topic, true
 	}
-	tt, ok := b.Controller.Image().TopicsByID[uuid.UUID(k.id)]
+	tt, ok := b.Controller.Image().TopicsByID[uuid.UUID(k.TopicID)]
 	if !ok {
 		return "", false
 	}
 	return tt.Name, true
 }
 
-func (b *Broker) fetchWaitChans(version int16, parts []fetchPart) []<-chan struct{} {
+func (b *Broker) fetchWaitChans(version int16, parts []fetchsession.Part) []<-chan struct{} {
 	var chans []<-chan struct{}
 	for _, fp := range parts {
-		name, ok := b.fetchTopicName(version, fp.key)
+		name, ok := b.fetchTopicName(version, fp.Key)
 		if !ok {
 			continue
 		}
-		if p, ok := b.partition(name, fp.key.partition); ok {
+		if p, ok := b.partition(name, fp.Partition); ok {
 			chans = append(chans, p.HighWatermarkChanged())
 		}
 	}
@@ -150,7 +151,7 @@ func (b *Broker) fetchSplice(r *protocol.Request) *protocol.Splice {
 // one response topic. It returns the response, the record bytes in it, and
 // whether waiting could help (no partition failed). With splice, records
 // are file runs taken into splice where the log can give them.
-func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest, parts []fetchPart, splice *protocol.Splice) (*kmsg.FetchResponse, int, bool) {
+func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRequest, parts []fetchsession.Part, splice *protocol.Splice) (*kmsg.FetchResponse, int, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	// The broker's fetch.max.bytes caps what the request asks; a request
 	// asking for nothing (or below v3, for no limit) still gets the first
@@ -167,14 +168,14 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 	var name string
 	var known bool
 	for _, rp := range parts {
-		if st == nil || st.Topic != rp.key.topic || st.TopicID != rp.key.id {
+		if st == nil || st.Topic != rp.Topic || st.TopicID != rp.TopicID {
 			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
 			st = &resp.Topics[len(resp.Topics)-1]
-			st.Topic, st.TopicID = rp.key.topic, rp.key.id
-			name, known = b.fetchTopicName(version, rp.key)
+			st.Topic, st.TopicID = rp.Topic, rp.TopicID
+			name, known = b.fetchTopicName(version, rp.Key)
 		}
 		sp := kmsg.NewFetchResponseTopicPartition()
-		sp.Partition = rp.key.partition
+		sp.Partition = rp.Partition
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 		sp.PreferredReadReplica = -1
 		// An empty record set, never a null one: librdkafka rejects null.
@@ -194,7 +195,7 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			waitable = false
 			continue
 		}
-		p, ok := b.partition(name, rp.key.partition)
+		p, ok := b.partition(name, rp.Partition)
 		if !ok {
 			spp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			waitable = false
@@ -205,13 +206,13 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			waitable = false
 			continue
 		}
-		if err := p.CheckEpoch(rp.leaderEpoch); err != nil {
+		if err := p.CheckEpoch(rp.LeaderEpoch); err != nil {
 			spp.ErrorCode = errCode(err)
 			waitable = false
 			continue
 		}
-		if version >= 12 && rp.lastFetchedEpoch >= 0 {
-			if epoch, end, diverged := divergence(p, rp.lastFetchedEpoch, rp.fetchOffset); diverged {
+		if version >= 12 && rp.LastFetchedEpoch >= 0 {
+			if epoch, end, diverged := divergence(p, rp.LastFetchedEpoch, rp.FetchOffset); diverged {
 				off := p.Offsets()
 				spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = off.HighWatermark, off.LastStableOffset, off.LogStartOffset
 				spp.DivergingEpoch.Epoch, spp.DivergingEpoch.EndOffset = epoch, end
@@ -219,7 +220,7 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 				continue
 			}
 		}
-		limit := int(rp.maxBytes)
+		limit := int(rp.MaxBytes)
 		if left := maxBytes - total; left < limit {
 			limit = left
 		}
@@ -227,12 +228,12 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			limit = 0
 		}
 		if splice != nil {
-			rr, ok, err := p.ReadRange(rp.fetchOffset, limit, first, req.IsolationLevel == 1)
+			rr, ok, err := p.ReadRange(rp.FetchOffset, limit, first, req.IsolationLevel == 1)
 			if ok {
 				if err != nil {
 					spp.ErrorCode = errCode(err)
 					if !errors.Is(err, partition.ErrOffsetOutOfRange) {
-						b.Logger.Warn("fetch failed", "topic", name, "partition", rp.key.partition, "err", err)
+						b.Logger.Warn("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
 					}
 					waitable = false
 					continue
@@ -254,12 +255,12 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 		if req.IsolationLevel == 1 {
 			read = p.ReadCommitted
 		}
-		res, err := read(rp.fetchOffset, limit, first)
+		res, err := read(rp.FetchOffset, limit, first)
 		if err != nil {
 			// Kafka leaves the offsets unknown (-1) on a failed read.
 			spp.ErrorCode = errCode(err)
 			if !errors.Is(err, partition.ErrOffsetOutOfRange) {
-				b.Logger.Warn("fetch failed", "topic", name, "partition", rp.key.partition, "err", err)
+				b.Logger.Warn("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
 			}
 			waitable = false
 			continue
@@ -279,19 +280,7 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 }
 
 // fetchKey names a partition of a fetch request by topic name or id.
-type fetchKey struct {
-	topic     string
-	id        [16]byte
-	partition int32
-}
-
-func isNew(seen map[fetchKey]struct{}, k fetchKey) bool {
-	if _, dup := seen[k]; dup {
-		return false
-	}
-	seen[k] = struct{}{}
-	return true
-}
+type fetchKey = fetchsession.Key
 
 // divergence applies Kafka's check for a fetcher whose last fetched epoch
 // ended before its fetch offset on this log: it must truncate to the

@@ -11,9 +11,6 @@ import (
 
 func init() { reg(22, 0, 5, (*Broker).handleInitProducerID) }
 
-// producerIDBlock is how many producer ids one controller round trip reserves.
-const producerIDBlock = 1000
-
 func (b *Broker) handleInitProducerID(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
@@ -44,7 +41,7 @@ func (b *Broker) handleInitProducerID(r *protocol.Request) protocol.Reply {
 		resp.ProducerID, resp.ProducerEpoch = pe.ProducerID, pe.Epoch
 		return protocol.Reply{Resp: resp}
 	}
-	id, err := b.nextProducerID()
+	id, err := b.AllocateProducerID()
 	if err != nil {
 		b.Logger.Warn("producer id allocation failed", "err", err)
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
@@ -56,21 +53,10 @@ func (b *Broker) handleInitProducerID(r *protocol.Request) protocol.Reply {
 	return protocol.Reply{Resp: resp}
 }
 
-// nextProducerID hands out ids from a block reserved through the controller,
-// so ids are never reused across restarts.
-func (b *Broker) nextProducerID() (int64, error) {
-	b.pidMu.Lock()
-	defer b.pidMu.Unlock()
-	if b.pidNext >= b.pidEnd {
-		ctx, cancel := b.ctx(0)
-		defer cancel()
-		first, err := b.Controller.AllocateProducerIDs(ctx, producerIDBlock)
-		if err != nil {
-			return -1, err
-		}
-		b.pidNext, b.pidEnd = first, first+producerIDBlock
-	}
-	id := b.pidNext
-	b.pidNext++
-	return id, nil
+// AllocateProducerID hands out a producer id never used before, for
+// idempotent producers here and for the transaction coordinator.
+func (b *Broker) AllocateProducerID() (int64, error) {
+	ctx, cancel := b.ctx(0)
+	defer cancel()
+	return b.ProducerIDs.Next(ctx)
 }

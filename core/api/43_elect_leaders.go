@@ -11,26 +11,6 @@ import (
 
 func init() { reg(43, 0, 2, (*Broker).handleElectLeaders) }
 
-// The cluster APIs (elections, reassignments) meet these controller errors.
-func init() {
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		mapping{controller.ErrElectionNotNeeded, kerr.ElectionNotNeeded},
-		mapping{controller.ErrPreferredLeaderNotAvailable, kerr.PreferredLeaderNotAvailable},
-		mapping{controller.ErrEligibleLeadersNotAvailable, kerr.EligibleLeadersNotAvailable},
-		mapping{controller.ErrNoReassignmentInProgress, kerr.NoReassignmentInProgress},
-		mapping{controller.ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch},
-		mapping{controller.ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered},
-		mapping{controller.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
-		mapping{controller.ErrInvalidUpdateVersion, kerr.InvalidUpdateVersion},
-		mapping{controller.ErrIneligibleReplica, kerr.IneligibleReplica},
-		mapping{controller.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
-	)
-}
-
 // handleElectLeaders runs preferred (v0+) or unclean (v1+) elections; it
 // needs ALTER on the cluster, as in Kafka.
 func (b *Broker) handleElectLeaders(r *protocol.Request) protocol.Reply {

@@ -13,11 +13,6 @@ import (
 // and regular expression subscriptions.
 func init() {
 	reg(68, 0, 1, (*Broker).handleConsumerGroupHeartbeat)
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap, mapping{group.ErrInvalidRegularExpression, kerr.InvalidRegularExpression})
 }
 
 func (b *Broker) handleConsumerGroupHeartbeat(r *protocol.Request) protocol.Reply {

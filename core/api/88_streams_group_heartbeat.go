@@ -21,13 +21,6 @@ import (
 // store (it never sets TopologyDescriptionRequired).
 func init() {
 	reg(88, 0, 1, (*Broker).handleStreamsGroupHeartbeat)
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		mapping{group.ErrStreamsInvalidTopology, kerr.StreamsInvalidTopology},
-		mapping{group.ErrStreamsInvalidTopologyEpoch, kerr.StreamsInvalidTopologyEpoch})
 }
 
 func (b *Broker) handleStreamsGroupHeartbeat(r *protocol.Request) protocol.Reply {

@@ -11,19 +11,6 @@ import (
 	"github.com/gregorbroker/gregor/core/partition"
 )
 
-// The admin handlers meet controller errors that the produce and fetch paths
-// never see; their Kafka codes are added here.
-func init() {
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		mapping{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
-		mapping{controller.ErrPolicyViolation, kerr.PolicyViolation},
-	)
-}
-
 // adminErrCode is errCode for the admin APIs: an unknown topic id is
 // UNKNOWN_TOPIC_ID, although the controller's error also matches
 // ErrUnknownTopic.

@@ -7,16 +7,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/group"
+	"github.com/gregorbroker/gregor/core/httpapi"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/replication"
+	"github.com/gregorbroker/gregor/core/share"
 	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
+	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
 // Broker is what the handlers reach: the configuration, the metadata
@@ -51,7 +57,10 @@ type Broker struct {
 	Throttle *replication.Throttle
 	// Peers sends transaction markers and verifications to other brokers;
 	// nil reaches no other broker (a lone broker leads everything).
-	Peers *Peers
+	Peers *replication.Peers
+	// ProducerIDs hands out producer ids from blocks the controller
+	// reserves; nil answers InitProducerID with COORDINATOR_NOT_AVAILABLE.
+	ProducerIDs *txn.ProducerIDs
 	// Telemetry keeps the client metrics pushed with KIP-714; nil answers
 	// the telemetry APIs as a broker without client-metrics support.
 	Telemetry *telemetry.Store
@@ -64,12 +73,11 @@ type Broker struct {
 	shareOnce sync.Once // builds shr
 	shr       *shareState
 
-	sessOnce sync.Once
-	sessions *FetchSessions // consumer fetch sessions; see fetchSessions
+	markersOnce sync.Once // builds markers
+	markers     *txn.Markers
 
-	pidMu   sync.Mutex // guards pidNext, pidEnd
-	pidNext int64
-	pidEnd  int64
+	sessOnce sync.Once
+	sessions *fetchsession.Cache // consumer fetch sessions; see fetchSessions
 }
 
 type handlerFunc func(b *Broker, r *protocol.Request) protocol.Reply
@@ -137,4 +145,48 @@ func (b *Broker) adminCtx(r *protocol.Request, timeoutMs int32) (context.Context
 		return ctx, cancel
 	}
 	return controller.WithPrincipal(ctx, r.Conn.Principal()), cancel
+}
+
+// withPeer calls send with the client of broker id on its inter-broker
+// listener, under a context bounded by the broker's life.
+func (b *Broker) withPeer(id int32, channel replication.Channel, send func(ctx context.Context, cl kmsg.Requestor) error) error {
+	if b.Peers == nil {
+		return fmt.Errorf("api: broker %d: this broker has no inter-broker clients", id)
+	}
+	ctx, cancel := b.ctx(0)
+	defer cancel()
+	return b.Peers.Send(ctx, id, b.replicaAddr(b.Controller.Image(), id), channel, send)
+}
+
+// AdminView is the broker's read-only view for the admin API and the
+// console: the owners the Kafka handlers ask, seen through httpapi.
+func (b *Broker) AdminView() *httpapi.BrokerView {
+	return &httpapi.BrokerView{
+		Config: b.Config, Controller: b.Controller, Partitions: b.Partitions,
+		Partition:        b.partition,
+		TopicConfig:      b.TopicConfig,
+		PartitionConfig:  b.partitionConfig,
+		GroupCoordinator: b.Groups, ExtensionSet: b.Extensions,
+		Authorizer: func() sdkauth.Authorizer {
+			if b.Security.Authorizer == nil {
+				return nil
+			}
+			b.syncACLs()
+			return b.Security.Authorizer
+		},
+		Logger: b.Logger,
+	}
+}
+
+// HTTPAuthenticator authenticates admin API requests with the Kafka
+// listeners' SASL mechanisms and the image's SCRAM credentials.
+func (b *Broker) HTTPAuthenticator() httpapi.SASLAuthenticator {
+	return httpapi.SASLAuthenticator{Mechanisms: b.Security.Mechanisms, Credentials: ImageCredentials{Controller: b.Controller}}
+}
+
+// MetricsCollector returns the broker's Prometheus collector.
+func (b *Broker) MetricsCollector() *httpapi.MetricsCollector {
+	return &httpapi.MetricsCollector{View: b.AdminView(),
+		ShareTotals:   func() share.Stats { return b.share().parts.Totals() },
+		FetchSessions: func() fetchsession.Stats { return b.fetchSessions().Stats() }}
 }

@@ -7,7 +7,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/share"
+	"github.com/gregorbroker/gregor/core/txn"
 )
 
 // errCode chooses the Kafka error code for an error from the layers below.
@@ -23,6 +26,9 @@ func errCode(err error) int16 {
 	return kerr.UnknownServerError.Code
 }
 
+// errMap is every mapping, in one literal: errCode takes the first entry an
+// error matches, so an error wrapping two sentinels gets the code of the one
+// listed first (errors_test.go pins the codes).
 var errMap = []struct {
 	err  error
 	code *kerr.Error
@@ -53,6 +59,85 @@ var errMap = []struct {
 	{controller.ErrInvalidRequest, kerr.InvalidRequest},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 	{context.Canceled, kerr.RequestTimedOut},
+
+	// The cluster APIs (elections, reassignments).
+	{controller.ErrElectionNotNeeded, kerr.ElectionNotNeeded},
+	{controller.ErrPreferredLeaderNotAvailable, kerr.PreferredLeaderNotAvailable},
+	{controller.ErrEligibleLeadersNotAvailable, kerr.EligibleLeadersNotAvailable},
+	{controller.ErrNoReassignmentInProgress, kerr.NoReassignmentInProgress},
+	{controller.ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch},
+	{controller.ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered},
+	{controller.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{controller.ErrInvalidUpdateVersion, kerr.InvalidUpdateVersion},
+	{controller.ErrIneligibleReplica, kerr.IneligibleReplica},
+	{controller.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{controller.ErrPolicyViolation, kerr.PolicyViolation},
+
+	// The group coordinator.
+	{group.ErrInvalidRegularExpression, kerr.InvalidRegularExpression},
+	{group.ErrStreamsInvalidTopology, kerr.StreamsInvalidTopology},
+	{group.ErrStreamsInvalidTopologyEpoch, kerr.StreamsInvalidTopologyEpoch},
+	{group.ErrNotCoordinator, kerr.NotCoordinator},
+	{group.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
+	{group.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
+	{group.ErrInvalidGroupID, kerr.InvalidGroupID},
+	{group.ErrUnknownMemberID, kerr.UnknownMemberID},
+	{group.ErrIllegalGeneration, kerr.IllegalGeneration},
+	{group.ErrRebalanceInProgress, kerr.RebalanceInProgress},
+	{group.ErrMemberIDRequired, kerr.MemberIDRequired},
+	{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+	{group.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
+	{group.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+	{group.ErrFencedInstanceID, kerr.FencedInstanceID},
+	{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+	{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+	{group.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+	{group.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
+	{group.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
+	{group.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
+	{group.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},
+	{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
+	{group.ErrInvalidRequest, kerr.InvalidRequest},
+	{group.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition},
+	{group.ErrInvalidCommitOffsetSize, kerr.InvalidCommitOffsetSize},
+	// Kafka answers a failed __consumer_offsets append with
+	// COORDINATOR_NOT_AVAILABLE: the client finds the coordinator again.
+	{group.ErrStorage, kerr.CoordinatorNotAvailable},
+
+	// Share groups and share sessions.
+	{share.ErrInvalidRecordState, kerr.InvalidRecordState},
+	{share.ErrInvalidRequest, kerr.InvalidRequest},
+	{share.ErrUnknownMemberID, kerr.UnknownMemberID},
+	{share.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
+	{share.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+	{share.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+	{share.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+	{share.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+	{share.ErrShareSessionNotFound, kerr.ShareSessionNotFound},
+	{share.ErrInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
+	{share.ErrShareSessionLimitReached, kerr.ShareSessionLimitReached},
+
+	// The transaction coordinator and the partitions' transactional checks.
+	// errTransactionAbortable comes before txn.ErrNotInTransaction, which
+	// it wraps.
+	{errTransactionAbortable, kerr.TransactionAbortable},
+	{txn.ErrNotCoordinator, kerr.NotCoordinator},
+	{txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
+	{txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
+	{txn.ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
+	{txn.ErrProducerFenced, kerr.ProducerFenced},
+	{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
+	{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{txn.ErrNotInTransaction, kerr.InvalidTxnState},
+	{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
+	{txn.ErrInvalidRequest, kerr.InvalidRequest},
+	{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
+	// As for groups: a failed state append sends the client to find the
+	// coordinator again.
+	{txn.ErrStorage, kerr.CoordinatorNotAvailable},
+	{group.ErrProducerFenced, kerr.ProducerFenced},
+	{partition.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{partition.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 }
 
 // errMessage is the text sent in responses that carry one.

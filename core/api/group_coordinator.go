@@ -13,43 +13,6 @@ import (
 	"github.com/gregorbroker/gregor/core/partition"
 )
 
-// The group APIs meet the coordinator's errors; their Kafka codes are added
-// here.
-func init() {
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		mapping{group.ErrNotCoordinator, kerr.NotCoordinator},
-		mapping{group.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
-		mapping{group.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
-		mapping{group.ErrInvalidGroupID, kerr.InvalidGroupID},
-		mapping{group.ErrUnknownMemberID, kerr.UnknownMemberID},
-		mapping{group.ErrIllegalGeneration, kerr.IllegalGeneration},
-		mapping{group.ErrRebalanceInProgress, kerr.RebalanceInProgress},
-		mapping{group.ErrMemberIDRequired, kerr.MemberIDRequired},
-		mapping{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
-		mapping{group.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
-		mapping{group.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
-		mapping{group.ErrFencedInstanceID, kerr.FencedInstanceID},
-		mapping{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},
-		mapping{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
-		mapping{group.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
-		mapping{group.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
-		mapping{group.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
-		mapping{group.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
-		mapping{group.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},
-		mapping{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
-		mapping{group.ErrInvalidRequest, kerr.InvalidRequest},
-		mapping{group.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition},
-		mapping{group.ErrInvalidCommitOffsetSize, kerr.InvalidCommitOffsetSize},
-		// Kafka answers a failed __consumer_offsets append with
-		// COORDINATOR_NOT_AVAILABLE: the client finds the coordinator again.
-		mapping{group.ErrStorage, kerr.CoordinatorNotAvailable},
-	)
-}
-
 // groupOps is the bit set of group operations a client may perform while no
 // authorizer is configured: READ, DELETE and DESCRIBE.
 const groupOps = 1<<3 | 1<<6 | 1<<8

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -45,7 +46,7 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 		defer timer.Stop()
 		for {
 			// Appends close the channel even when the high watermark stays.
-			chans := b.fetchWaitChans(r.Version, requestParts(req))
+			chans := b.fetchWaitChans(r.Version, fetchsession.RequestParts(req))
 			splice.Reset()
 			resp, bytes, waitable = b.replicaFetchOnce(r.Version, req, false, splice)
 			if bytes.total >= int(req.MinBytes) || !waitable {
@@ -94,7 +95,7 @@ func (b *Broker) replicaFetchOnce(version int16, req *kmsg.FetchRequest, record 
 		rt := &req.Topics[i]
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		name, known := b.fetchTopicName(version, fetchKey{topic: rt.Topic, id: rt.TopicID})
+		name, known := b.fetchTopicName(version, fetchKey{Topic: rt.Topic, TopicID: rt.TopicID})
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition

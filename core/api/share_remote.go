@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/share"
 )
 
@@ -20,7 +21,7 @@ func (b *Broker) persistRemoteShareState(k share.PartitionKey, batch []byte) err
 	if err != nil {
 		return err
 	}
-	return b.withPeer(leader, channelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
+	return b.withPeer(leader, replication.ChannelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
 		req := kmsg.NewPtrProduceRequest()
 		req.Acks, req.TimeoutMillis = -1, 30000
 		rt := kmsg.NewProduceRequestTopic()
@@ -56,7 +57,7 @@ func (b *Broker) loadRemoteShareState(k share.PartitionKey) (share.Snapshot, boo
 	key := share.EncodeSnapshotKey(k)
 	var last []byte
 	found := false
-	err = b.withPeer(leader, channelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
+	err = b.withPeer(leader, replication.ChannelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
 		offset := int64(0)
 		for {
 			req := kmsg.NewPtrFetchRequest()

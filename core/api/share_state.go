@@ -6,31 +6,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/share"
 )
-
-func init() {
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		mapping{share.ErrInvalidRecordState, kerr.InvalidRecordState},
-		mapping{share.ErrInvalidRequest, kerr.InvalidRequest},
-		mapping{share.ErrUnknownMemberID, kerr.UnknownMemberID},
-		mapping{share.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
-		mapping{share.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
-		mapping{share.ErrGroupIDNotFound, kerr.GroupIDNotFound},
-		mapping{share.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
-		mapping{share.ErrNonEmptyGroup, kerr.NonEmptyGroup},
-		mapping{share.ErrShareSessionNotFound, kerr.ShareSessionNotFound},
-		mapping{share.ErrInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
-		mapping{share.ErrShareSessionLimitReached, kerr.ShareSessionLimitReached},
-	)
-}
 
 // shareState is what this broker holds of share groups: the groups it
 // coordinates, the share sessions of its clients and the share-partitions

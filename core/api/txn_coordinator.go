@@ -15,38 +15,9 @@ import (
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/txn"
 )
-
-// The transaction APIs meet the coordinator's and the partitions' errors;
-// their Kafka codes are added here.
-func init() {
-	type mapping = struct {
-		err  error
-		code *kerr.Error
-	}
-	errMap = append(errMap,
-		// Before ErrNotInTransaction, which it wraps.
-		mapping{errTransactionAbortable, kerr.TransactionAbortable},
-		mapping{txn.ErrNotCoordinator, kerr.NotCoordinator},
-		mapping{txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
-		mapping{txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
-		mapping{txn.ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
-		mapping{txn.ErrProducerFenced, kerr.ProducerFenced},
-		mapping{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
-		mapping{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
-		mapping{txn.ErrNotInTransaction, kerr.InvalidTxnState},
-		mapping{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
-		mapping{txn.ErrInvalidRequest, kerr.InvalidRequest},
-		mapping{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
-		// As for groups: a failed state append sends the client to find the
-		// coordinator again.
-		mapping{txn.ErrStorage, kerr.CoordinatorNotAvailable},
-		mapping{group.ErrProducerFenced, kerr.ProducerFenced},
-		mapping{partition.ErrInvalidTxnState, kerr.InvalidTxnState},
-		mapping{partition.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
-	)
-}
 
 // txnCode is errCode for a transaction API of the given version: clients
 // before KIP-588 (fencedSince) know PRODUCER_FENCED as INVALID_PRODUCER_EPOCH.
@@ -76,131 +47,47 @@ func TxnConfig(c config.Config) txn.Config {
 	}
 }
 
-// AllocateProducerID hands out a producer id for the transaction
-// coordinator.
-func (b *Broker) AllocateProducerID() (int64, error) { return b.nextProducerID() }
-
-// WriteTxnMarker writes a transaction marker to a partition's leader: the
-// marker is appended here when this broker leads the partition, and sent
-// as WriteTxnMarkers to the leader otherwise. Transactional offsets on
-// __consumer_offsets are completed by the group coordinator of the leader
-// that writes the marker. An error leaves the marker for the transaction
-// coordinator to retry; txn.ErrMarkerDropped means the marker is not needed.
+// WriteTxnMarker writes a transaction marker to a partition's leader
+// (txn.Markers.Write); it is the transaction coordinator's MarkerWriter.
 func (b *Broker) WriteTxnMarker(tp txn.TopicPartition, m partition.TxnMarker) error {
-	t, known := b.Controller.Image().Topic(tp.Topic)
-	if !known || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
-		// The topic was deleted: its partitions need no marker.
-		return txn.ErrMarkerDropped
-	}
-	leader := t.Partitions[tp.Partition].Leader
-	switch {
-	case leader == b.Config.NodeID:
-		return b.writeLocalTxnMarker(tp, m)
-	case leader < 0:
-		return fmt.Errorf("api: %s-%d has no leader", tp.Topic, tp.Partition)
-	}
-	return b.writeRemoteTxnMarker(leader, tp, m)
+	return b.txnMarkers().Write(tp, m)
 }
 
-// writeLocalTxnMarker appends a marker to a partition led here.
-func (b *Broker) writeLocalTxnMarker(tp txn.TopicPartition, m partition.TxnMarker) error {
-	p, ok := b.partition(tp.Topic, tp.Partition)
-	if !ok {
-		return fmt.Errorf("api: %s-%d is not hosted here", tp.Topic, tp.Partition)
-	}
-	ctx, cancel := b.ctx(int32(peerMarkerTimeout / time.Millisecond))
-	defer cancel()
-	if err := b.appendMarker(ctx, p, m); err != nil {
-		if errors.Is(err, partition.ErrInvalidProducerEpoch) || errors.Is(err, partition.ErrCoordinatorFenced) {
-			// A newer epoch already closed this producer's transaction here.
-			b.Logger.Warn("transaction marker refused", "topic", tp.Topic, "partition", tp.Partition,
-				"producer_id", m.ProducerID, "err", err)
-			return txn.ErrMarkerDropped
-		}
-		return err
-	}
-	return nil
-}
-
-// peerMarkerTimeout bounds the ISR wait of a marker the coordinator writes
-// here; the coordinator retries a marker that timed out.
-const peerMarkerTimeout = 5 * time.Second
-
-// appendMarker writes a marker to a partition this broker leads as an
-// acks=-1 write (Kafka's markers are): fenced by the leader epoch it was
-// admitted in, with min.insync.replicas checked, and done only once the
-// high watermark passed it. Transactional offsets on __consumer_offsets
-// become visible then, not before.
+// appendMarker appends a marker to a partition led here (txn.Markers.Append).
 func (b *Broker) appendMarker(ctx context.Context, p *partition.Partition, m partition.TxnMarker) error {
-	epoch, err := b.admit(p)
-	if err != nil {
-		return err
-	}
-	off, err := p.WriteTxnMarkerInEpoch(epoch, m)
-	if err != nil {
-		return err
-	}
-	if b.Config.Log.Durability == config.DurabilityFsync {
-		if err := p.Sync(); err != nil {
-			return err
-		}
-	}
-	if err := p.WaitReplicated(ctx, epoch, off+1); err != nil {
-		return err
-	}
-	if p.Topic == group.OffsetsTopic && b.Groups != nil {
-		b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit, off)
-	}
-	return nil
+	return b.txnMarkers().Append(ctx, p, m)
 }
 
-// writeRemoteTxnMarker sends a marker to the partition's leader, as
-// Kafka's coordinator does with WriteTxnMarkers. The leader's answer is
-// read as the local append's: INVALID_PRODUCER_EPOCH and
-// TRANSACTION_COORDINATOR_FENCED drop the marker (a newer epoch closed the
-// transaction), any other error or a lost answer leaves it to be retried.
-func (b *Broker) writeRemoteTxnMarker(leader int32, tp txn.TopicPartition, m partition.TxnMarker) error {
-	req := kmsg.NewPtrWriteTxnMarkersRequest()
-	rm := kmsg.NewWriteTxnMarkersRequestMarker()
-	rm.ProducerID, rm.ProducerEpoch, rm.Committed, rm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
-	rt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-	rt.Topic, rt.Partitions = tp.Topic, []int32{tp.Partition}
-	rm.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{rt}
-	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{rm}
-	var code int16 = -1
-	err := b.withPeer(leader, channelMarkers, func(ctx context.Context, cl kmsg.Requestor) error {
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			return err
-		}
-		for _, sm := range resp.Markers {
-			if sm.ProducerID != m.ProducerID {
-				continue
-			}
-			for _, st := range sm.Topics {
-				for _, sp := range st.Partitions {
-					if st.Topic == tp.Topic && sp.Partition == tp.Partition {
-						code = sp.ErrorCode
-					}
+// txnMarkers is the broker's marker writer, made on first use: the image
+// names the leaders, markers to other leaders go on the peers' marker
+// channel, and the group coordinator completes transactional offsets once a
+// marker on __consumer_offsets is replicated.
+func (b *Broker) txnMarkers() *txn.Markers {
+	b.markersOnce.Do(func() {
+		b.markers = &txn.Markers{
+			NodeID: b.Config.NodeID,
+			Leader: func(tp txn.TopicPartition) (int32, bool) {
+				t, known := b.Controller.Image().Topic(tp.Topic)
+				if !known || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+					return -1, false
 				}
-			}
+				return t.Partitions[tp.Partition].Leader, true
+			},
+			Partition: func(tp txn.TopicPartition) (*partition.Partition, bool) { return b.partition(tp.Topic, tp.Partition) },
+			Send: func(id int32, send func(ctx context.Context, cl kmsg.Requestor) error) error {
+				return b.withPeer(id, replication.ChannelMarkers, send)
+			},
+			Replicated: func(p *partition.Partition, m partition.TxnMarker, off int64) {
+				if p.Topic == group.OffsetsTopic && b.Groups != nil {
+					b.Groups.CompleteTxn(p.Index, m.ProducerID, m.Commit, off)
+				}
+			},
+			Sync:   b.Config.Log.Durability == config.DurabilityFsync,
+			Done:   b.Done,
+			Logger: b.Logger,
 		}
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("api: marker for %s-%d: %w", tp.Topic, tp.Partition, err)
-	}
-	switch code {
-	case 0:
-		return nil
-	case -1:
-		return fmt.Errorf("api: marker for %s-%d: broker %d answered without the partition", tp.Topic, tp.Partition, leader)
-	case kerr.InvalidProducerEpoch.Code, kerr.TransactionCoordinatorFenced.Code:
-		b.Logger.Warn("transaction marker refused", "topic", tp.Topic, "partition", tp.Partition,
-			"producer_id", m.ProducerID, "leader", leader, "err", kerr.ErrorForCode(code))
-		return txn.ErrMarkerDropped
-	}
-	return fmt.Errorf("api: marker for %s-%d on broker %d: %w", tp.Topic, tp.Partition, leader, kerr.ErrorForCode(code))
+	return b.markers
 }
 
 // assignTxnPartitions tells the transaction coordinator which
@@ -302,7 +189,7 @@ func (b *Broker) addPartitionsRemote(coordinator int32, req txn.AddPartitionsReq
 	}
 	ar.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{rt}
 	var code int16
-	err := b.withPeer(coordinator, channelVerify, func(ctx context.Context, cl kmsg.Requestor) error {
+	err := b.withPeer(coordinator, replication.ChannelVerify, func(ctx context.Context, cl kmsg.Requestor) error {
 		resp, err := ar.RequestWith(ctx, cl)
 		if err != nil {
 			return err

@@ -2,10 +2,16 @@
 // Prometheus metrics at /metrics, liveness at /healthz, the admin API at
 // /api/v1 (JSON, described by openapi.yaml), the embedded web console at
 // /console/ and, when given a Producer, produce-over-HTTP compatible with
-// the Confluent REST Proxy v2 (POST /topics/{topic}). It reaches the
-// broker only through the narrow views it is given and decides nothing
-// about authorization itself: the views authorize the principal that the
-// authentication wrapper puts in the request's context.
+// the Confluent REST Proxy v2 (POST /topics/{topic}). The handlers reach
+// the broker only through the narrow views they are given (Admin, Producer,
+// Authenticator). BrokerView is the broker's Admin: it reads the owners the
+// Kafka handlers ask (the controller's image, the hosted partitions, the
+// group coordinator, the extensions) and asks the broker's authorizer about
+// the principal that the authentication wrapper puts in the request's
+// context; SASLAuthenticator checks HTTP credentials with the Kafka
+// listeners' SASL mechanisms; MetricsCollector exports cluster, group lag,
+// share and fetch session figures. It never imports core/api: what it needs
+// of the protocol layer comes in as functions.
 package httpapi
 
 import (

@@ -45,7 +45,7 @@ func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *contr
 	b.Followers = fs
 	// Transaction markers and verifications go to other brokers over the
 	// same listener with the same credentials, on clients of their own.
-	b.Peers = api.NewPeers(replication.KgoDialer("gregor-broker-"+strconv.Itoa(int(s.cfg.NodeID)),
+	b.Peers = replication.NewPeers(replication.KgoDialer("gregor-broker-"+strconv.Itoa(int(s.cfg.NodeID)),
 		append([]kgo.Opt{kgo.DialTimeout(peerTimeout)}, opts...)...), peerTimeout)
 	ap, ok := any(ctrl).(alterPartitioner)
 	if !ok {

@@ -281,6 +281,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	broker.Groups = group.New(gcfg, group.Options{
 		Logger: s.logger, Topics: broker.GroupTopics,
 	})
+	broker.ProducerIDs = txn.NewProducerIDs(ctrl, txn.ProducerIDBlock)
 	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{
 		Now: s.now, Logger: s.logger, AllocateProducerID: broker.AllocateProducerID, WriteMarker: broker.WriteTxnMarker,
 	})
@@ -349,7 +350,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		hs := &http.Server{
 			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: broker,
 				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes), Admin: admin, LagHistory: lagHistory,
-				Auth: broker, RequireAuth: api.HTTPRequiresAuth(s.cfg), Mirrors: mirrorLinks}),
+				Auth: broker.HTTPAuthenticator(), RequireAuth: httpapi.RequiresAuth(s.cfg), Mirrors: mirrorLinks}),
 			ReadHeaderTimeout: 10 * time.Second,
 		}
 		// The lag sampler feeds the console's lag chart.

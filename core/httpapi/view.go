@@ -1,35 +1,70 @@
-package api
+package httpapi
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sort"
 	"time"
 
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
-	"github.com/gregorbroker/gregor/core/httpapi"
+	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// adminView is the broker as the admin API sees it.
-type adminView struct{ b *Broker }
+// BrokerView is the Admin a broker serves: it reads the same owners the
+// Kafka handlers ask (the controller's metadata image, the hosted
+// partitions, the group coordinator, the extensions and the authorizer),
+// never the protocol layer.
+type BrokerView struct {
+	Config     config.Config
+	Controller *controller.Controller
+	Partitions *partition.Set
+	// Partition returns a partition hosted here, as a Fetch finds it.
+	Partition func(topic string, index int32) (*partition.Partition, bool)
+	// TopicConfig is a topic's effective configuration: the broker's
+	// defaults with the topic's overrides.
+	TopicConfig func(im *controller.Image, topic string) map[string]string
+	// PartitionConfig is the rules a topic's partitions enforce.
+	PartitionConfig func(im *controller.Image, topic string) partition.Config
+	// GroupCoordinator answers the group views; nil answers them with
+	// ErrUnavailable.
+	GroupCoordinator *group.Coordinator
+	// ExtensionSet holds the partitioners and retention policies; nil when
+	// every topic uses the built-ins.
+	ExtensionSet *extension.Set
+	// Authorizer returns the authorizer, its ACLs current with the image;
+	// nil (or a nil result) allows everything.
+	Authorizer func() sdkauth.Authorizer
+	Logger     *slog.Logger
+}
 
-// AdminView is the broker's read-only view for the admin API and the
-// console.
-func (b *Broker) AdminView() httpapi.Admin { return adminView{b} }
+var _ Admin = (*BrokerView)(nil)
 
-// httpAllowed decides one operation on resources for an admin API request.
+func (v *BrokerView) logger() *slog.Logger {
+	if v.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return v.Logger
+}
+
+// allowed decides one operation on resources for an admin API request.
 // A context that did not come through the HTTP listener is the broker's own
 // and is allowed; an authorizer error denies.
-func (b *Broker) httpAllowed(ctx context.Context, op sdkauth.Operation, typ sdkauth.ResourceType, names ...string) []bool {
+func (v *BrokerView) allowed(ctx context.Context, op sdkauth.Operation, typ sdkauth.ResourceType, names ...string) []bool {
 	out := make([]bool, len(names))
-	ps, fromHTTP := httpapi.RequestPrincipal(ctx)
-	az := b.Security.Authorizer
-	if !fromHTTP || az == nil {
+	ps, fromHTTP := RequestPrincipal(ctx)
+	var az sdkauth.Authorizer
+	if fromHTTP && v.Authorizer != nil {
+		az = v.Authorizer()
+	}
+	if az == nil {
 		for i := range out {
 			out[i] = true
 		}
@@ -39,8 +74,7 @@ func (b *Broker) httpAllowed(ctx context.Context, op sdkauth.Operation, typ sdka
 	if err != nil {
 		return out
 	}
-	b.syncACLs()
-	host := httpapi.ClientHost(ctx)
+	host := ClientHost(ctx)
 	actions := make([]sdkauth.Action, len(names))
 	for i, n := range names {
 		actions[i] = sdkauth.Action{Principal: p, Host: host, Operation: op,
@@ -50,7 +84,7 @@ func (b *Broker) httpAllowed(ctx context.Context, op sdkauth.Operation, typ sdka
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := az.Authorize(actx, actions, decisions); err != nil {
-		b.Logger.Warn("authorizer failed; denying", "principal", ps, "operation", op.String(), "err", err)
+		v.logger().Warn("authorizer failed; denying", "principal", ps, "operation", op.String(), "err", err)
 		return out
 	}
 	for i, d := range decisions {
@@ -59,31 +93,30 @@ func (b *Broker) httpAllowed(ctx context.Context, op sdkauth.Operation, typ sdka
 	return out
 }
 
-func (b *Broker) httpDenied(ctx context.Context, op sdkauth.Operation, typ sdkauth.ResourceType, name string) error {
-	if b.httpAllowed(ctx, op, typ, name)[0] {
+func (v *BrokerView) denied(ctx context.Context, op sdkauth.Operation, typ sdkauth.ResourceType, name string) error {
+	if v.allowed(ctx, op, typ, name)[0] {
 		return nil
 	}
-	p, _ := httpapi.RequestPrincipal(ctx)
+	p, _ := RequestPrincipal(ctx)
 	what := name
 	if typ == sdkauth.ResourceCluster {
 		what = "the cluster"
 	}
-	return fmt.Errorf("api: %w: %s may not %s %s", httpapi.ErrNotAuthorized, p, op.String(), what)
+	return fmt.Errorf("httpapi: %w: %s may not %s %s", ErrNotAuthorized, p, op.String(), what)
 }
 
-// Cluster implements httpapi.Admin; it needs DESCRIBE on the cluster.
-func (v adminView) Cluster(ctx context.Context) (httpapi.Cluster, error) {
-	b := v.b
-	if err := b.httpDenied(ctx, sdkauth.OpDescribe, sdkauth.ResourceCluster, sdkauth.ClusterName); err != nil {
-		return httpapi.Cluster{}, err
+// Cluster implements Admin; it needs DESCRIBE on the cluster.
+func (v *BrokerView) Cluster(ctx context.Context) (Cluster, error) {
+	if err := v.denied(ctx, sdkauth.OpDescribe, sdkauth.ResourceCluster, sdkauth.ClusterName); err != nil {
+		return Cluster{}, err
 	}
-	im := b.Controller.Image()
-	c := httpapi.Cluster{ClusterID: im.ClusterID, ControllerID: im.ControllerID, NodeID: b.Config.NodeID,
+	im := v.Controller.Image()
+	c := Cluster{ClusterID: im.ClusterID, ControllerID: im.ControllerID, NodeID: v.Config.NodeID,
 		Version: version(), MetadataOffset: im.Offset, Topics: len(im.Topics),
-		SecurityAuthorizer: b.Config.Security.Authorizer, AuthenticationNeeded: HTTPRequiresAuth(b.Config)}
+		SecurityAuthorizer: v.Config.Security.Authorizer, AuthenticationNeeded: RequiresAuth(v.Config)}
 	leaders, replicas := map[int32]int{}, map[int32]int{}
 	for _, t := range im.Topics {
-		minISR := b.partitionConfig(im, t.Name).MinInsyncReplicas
+		minISR := v.PartitionConfig(im, t.Name).MinInsyncReplicas
 		for _, p := range t.Partitions {
 			c.Partitions++
 			if len(p.ISR) < len(p.Replicas) {
@@ -103,18 +136,18 @@ func (v adminView) Cluster(ctx context.Context) (httpapi.Cluster, error) {
 	}
 	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]
-		hb := httpapi.Broker{NodeID: id, Host: br.Host, Port: br.Port, Rack: br.Rack, Controller: id == im.ControllerID,
+		hb := Broker{NodeID: id, Host: br.Host, Port: br.Port, Rack: br.Rack, Controller: id == im.ControllerID,
 			Leaders: leaders[id], Replicas: replicas[id]}
 		for _, e := range br.Endpoints {
-			hb.Endpoints = append(hb.Endpoints, httpapi.Endpoint{Listener: e.Listener, Host: e.Host, Port: e.Port})
+			hb.Endpoints = append(hb.Endpoints, Endpoint{Listener: e.Listener, Host: e.Host, Port: e.Port})
 		}
 		c.Brokers = append(c.Brokers, hb)
 	}
-	for _, p := range b.Partitions.All() {
+	for _, p := range v.Partitions.All() {
 		c.SizeBytes += p.Log().Size()
 	}
-	if b.Groups != nil {
-		gs, _ := b.Groups.ListGroups(nil, nil)
+	if v.GroupCoordinator != nil {
+		gs, _ := v.GroupCoordinator.ListGroups(nil, nil)
 		c.Groups = len(gs)
 	}
 	return c, nil
@@ -136,20 +169,19 @@ func version() string {
 	return "(devel)"
 }
 
-// Topics implements httpapi.Admin: the topics the principal may describe.
-func (v adminView) Topics(ctx context.Context) ([]httpapi.TopicSummary, error) {
-	b := v.b
-	im := b.Controller.Image()
+// Topics implements Admin: the topics the principal may describe.
+func (v *BrokerView) Topics(ctx context.Context) ([]TopicSummary, error) {
+	im := v.Controller.Image()
 	names := make([]string, 0, len(im.Topics))
 	for n := range im.Topics {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	ok := b.httpAllowed(ctx, sdkauth.OpDescribe, sdkauth.ResourceTopic, names...)
-	out := make([]httpapi.TopicSummary, 0, len(names))
+	ok := v.allowed(ctx, sdkauth.OpDescribe, sdkauth.ResourceTopic, names...)
+	out := make([]TopicSummary, 0, len(names))
 	for i, n := range names {
 		if ok[i] {
-			s, _ := b.topicState(im, im.Topics[n])
+			s, _ := v.topicState(im, im.Topics[n])
 			out = append(out, s)
 		}
 	}
@@ -157,16 +189,16 @@ func (v adminView) Topics(ctx context.Context) ([]httpapi.TopicSummary, error) {
 }
 
 // topicState summarises a topic and lists its partitions.
-func (b *Broker) topicState(im *controller.Image, t *controller.Topic) (httpapi.TopicSummary, []httpapi.PartitionState) {
-	s := httpapi.TopicSummary{Name: t.Name, ID: t.ID.String(), Internal: t.Internal, Partitions: len(t.Partitions),
+func (v *BrokerView) topicState(im *controller.Image, t *controller.Topic) (TopicSummary, []PartitionState) {
+	s := TopicSummary{Name: t.Name, ID: t.ID.String(), Internal: t.Internal, Partitions: len(t.Partitions),
 		ReplicationFactor: int(t.ReplicationFactor())}
-	parts := make([]httpapi.PartitionState, len(t.Partitions))
+	parts := make([]PartitionState, len(t.Partitions))
 	for i, p := range t.Partitions {
-		ps := httpapi.PartitionState{Partition: p.Index, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
+		ps := PartitionState{Partition: p.Index, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
 			Replicas: append([]int32{}, p.Replicas...), ISR: append([]int32{}, p.ISR...),
 			UnderReplicated: len(p.ISR) < len(p.Replicas), Offline: offline(im, p),
 			LogStartOffset: -1, HighWatermark: -1, LogEndOffset: -1, SizeBytes: -1}
-		if hp, ok := b.Partitions.Get(t.Name, p.Index); ok {
+		if hp, ok := v.Partitions.Get(t.Name, p.Index); ok {
 			off := hp.Offsets()
 			ps.LogStartOffset, ps.HighWatermark, ps.LogEndOffset = off.LogStartOffset, off.HighWatermark, off.LogEndOffset
 			ps.SizeBytes, ps.Segments = hp.Log().Size(), len(hp.Log().Segments())
@@ -184,22 +216,21 @@ func (b *Broker) topicState(im *controller.Image, t *controller.Topic) (httpapi.
 	return s, parts
 }
 
-// Topic implements httpapi.Admin: DESCRIBE on the topic shows it, and
+// Topic implements Admin: DESCRIBE on the topic shows it, and
 // DESCRIBE_CONFIGS its configuration.
-func (v adminView) Topic(ctx context.Context, name string) (httpapi.TopicDetail, error) {
-	b := v.b
-	im := b.Controller.Image()
+func (v *BrokerView) Topic(ctx context.Context, name string) (TopicDetail, error) {
+	im := v.Controller.Image()
 	t, ok := im.Topic(name)
 	if !ok {
-		return httpapi.TopicDetail{}, fmt.Errorf("api: topic %s: %w", name, httpapi.ErrTopicNotFound)
+		return TopicDetail{}, fmt.Errorf("httpapi: topic %s: %w", name, ErrTopicNotFound)
 	}
-	if err := b.httpDenied(ctx, sdkauth.OpDescribe, sdkauth.ResourceTopic, name); err != nil {
-		return httpapi.TopicDetail{}, err
+	if err := v.denied(ctx, sdkauth.OpDescribe, sdkauth.ResourceTopic, name); err != nil {
+		return TopicDetail{}, err
 	}
-	s, parts := b.topicState(im, t)
-	d := httpapi.TopicDetail{TopicSummary: s, PartitionList: parts, Configs: map[string]string{}, Overrides: []string{}}
-	if b.httpAllowed(ctx, sdkauth.OpDescribeConfigs, sdkauth.ResourceTopic, name)[0] {
-		d.Configs = b.TopicConfig(im, name)
+	s, parts := v.topicState(im, t)
+	d := TopicDetail{TopicSummary: s, PartitionList: parts, Configs: map[string]string{}, Overrides: []string{}}
+	if v.allowed(ctx, sdkauth.OpDescribeConfigs, sdkauth.ResourceTopic, name)[0] {
+		d.Configs = v.TopicConfig(im, name)
 		for k := range im.TopicConfig(name) {
 			d.Overrides = append(d.Overrides, k)
 		}
@@ -212,33 +243,32 @@ func (v adminView) Topic(ctx context.Context, name string) (httpapi.TopicDetail,
 // read.
 const maxRecordsDecompressed = 64 << 20
 
-// Records implements httpapi.Admin: READ on the topic lets the principal
+// Records implements Admin: READ on the topic lets the principal
 // browse a partition hosted here, from an offset or a timestamp, up to the
 // high watermark. Control batches (transaction markers) are skipped.
-func (v adminView) Records(ctx context.Context, q httpapi.RecordsQuery) (httpapi.RecordPage, error) {
-	b := v.b
-	page := httpapi.RecordPage{Topic: q.Topic, Partition: q.Partition}
-	im := b.Controller.Image()
+func (v *BrokerView) Records(ctx context.Context, q RecordsQuery) (RecordPage, error) {
+	page := RecordPage{Topic: q.Topic, Partition: q.Partition}
+	im := v.Controller.Image()
 	t, ok := im.Topic(q.Topic)
 	if !ok {
-		return page, fmt.Errorf("api: topic %s: %w", q.Topic, httpapi.ErrTopicNotFound)
+		return page, fmt.Errorf("httpapi: topic %s: %w", q.Topic, ErrTopicNotFound)
 	}
-	if err := b.httpDenied(ctx, sdkauth.OpRead, sdkauth.ResourceTopic, q.Topic); err != nil {
+	if err := v.denied(ctx, sdkauth.OpRead, sdkauth.ResourceTopic, q.Topic); err != nil {
 		return page, err
 	}
 	if q.Partition < 0 || int(q.Partition) >= len(t.Partitions) {
-		return page, fmt.Errorf("api: %w: topic %s has %d partitions, not %d", httpapi.ErrPartitionNotFound, q.Topic, len(t.Partitions), q.Partition)
+		return page, fmt.Errorf("httpapi: %w: topic %s has %d partitions, not %d", ErrPartitionNotFound, q.Topic, len(t.Partitions), q.Partition)
 	}
-	p, ok := b.partition(q.Topic, q.Partition)
+	p, ok := v.Partition(q.Topic, q.Partition)
 	if !ok {
-		return page, fmt.Errorf("api: %w: %s-%d is not hosted on broker %d; ask broker %d", httpapi.ErrUnavailable,
-			q.Topic, q.Partition, b.Config.NodeID, t.Partitions[q.Partition].Leader)
+		return page, fmt.Errorf("httpapi: %w: %s-%d is not hosted on broker %d; ask broker %d", ErrUnavailable,
+			q.Topic, q.Partition, v.Config.NodeID, t.Partitions[q.Partition].Leader)
 	}
 	if q.Limit <= 0 {
-		q.Limit = httpapi.DefaultRecordsLimit
+		q.Limit = DefaultRecordsLimit
 	}
 	if q.MaxBytes <= 0 {
-		q.MaxBytes = httpapi.DefaultRecordsMaxByte
+		q.MaxBytes = DefaultRecordsMaxByte
 	}
 	off := p.Offsets()
 	page.LogStartOffset, page.HighWatermark = off.LogStartOffset, off.HighWatermark
@@ -247,7 +277,7 @@ func (v adminView) Records(ctx context.Context, q httpapi.RecordsQuery) (httpapi
 	case q.Timestamp >= 0:
 		o, _, _, found, err := p.Log().OffsetForTimestamp(q.Timestamp)
 		if err != nil {
-			return page, fmt.Errorf("api: %s-%d: offset for timestamp %d: %w", q.Topic, q.Partition, q.Timestamp, err)
+			return page, fmt.Errorf("httpapi: %s-%d: offset for timestamp %d: %w", q.Topic, q.Partition, q.Timestamp, err)
 		}
 		start = off.HighWatermark
 		if found {
@@ -261,7 +291,7 @@ func (v adminView) Records(ctx context.Context, q httpapi.RecordsQuery) (httpapi
 	recs, next, truncated, err := readRecords(p, start, q.Limit, q.MaxBytes)
 	page.Records, page.NextOffset, page.Truncated = recs, next, truncated
 	if err != nil {
-		return page, fmt.Errorf("api: records of %s-%d from %d: %w", q.Topic, q.Partition, start, err)
+		return page, fmt.Errorf("httpapi: records of %s-%d from %d: %w", q.Topic, q.Partition, start, err)
 	}
 	return page, nil
 }
@@ -270,7 +300,7 @@ var errPageFull = errors.New("page full")
 
 // readRecords decodes records from start until limit records, maxBytes of
 // keys and values (at least one record), or the high watermark.
-func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out []httpapi.Record, next int64, truncated bool, err error) {
+func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out []Record, next int64, truncated bool, err error) {
 	next = start
 	copied := 0
 	for len(out) < limit {
@@ -307,10 +337,10 @@ func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out 
 					return errPageFull
 				}
 				copied += size
-				hr := httpapi.Record{Partition: p.Index, Offset: o, Timestamp: r.Timestamp(h), TimestampType: tsType,
-					Key: clone(r.Key), Value: clone(r.Value), Headers: []httpapi.RecordHeader{}, Size: size}
+				hr := Record{Partition: p.Index, Offset: o, Timestamp: r.Timestamp(h), TimestampType: tsType,
+					Key: clone(r.Key), Value: clone(r.Value), Headers: []RecordHeader{}, Size: size}
 				for _, rh := range r.Headers {
-					hr.Headers = append(hr.Headers, httpapi.RecordHeader{Key: rh.Key, Value: clone(rh.Value)})
+					hr.Headers = append(hr.Headers, RecordHeader{Key: rh.Key, Value: clone(rh.Value)})
 				}
 				out = append(out, hr)
 				next = o + 1

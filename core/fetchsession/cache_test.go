@@ -1,4 +1,4 @@
-package api
+package fetchsession
 
 import (
 	"slices"
@@ -33,7 +33,7 @@ func runSessSteps(t *testing.T, slots int, steps []sessStep) {
 	t.Helper()
 	start := time.Unix(1_700_000_000, 0)
 	now := start
-	c := NewFetchSessions(slots, func() time.Time { return now })
+	c := New(slots, func() time.Time { return now })
 	ids := map[string]int32{"?": 12345}
 	offsets := map[int32]int64{} // the fetcher's latest position per partition
 	tid := [16]byte{7}
@@ -69,21 +69,21 @@ func runSessSteps(t *testing.T, slots int, steps []sessStep) {
 			req.ForgottenTopics = append(req.ForgottenTopics, ft)
 		}
 
-		plan := c.begin(version, req, s.follower)
+		plan := c.Begin(version, req, s.follower)
 		var resp *kmsg.FetchResponse
-		if plan.errCode != 0 {
+		if plan.ErrCode != 0 {
 			resp = req.ResponseKind().(*kmsg.FetchResponse)
-			resp.ErrorCode = plan.errCode
+			resp.ErrorCode = plan.ErrCode
 		} else {
 			var read []int32
 			resp = req.ResponseKind().(*kmsg.FetchResponse)
 			st := kmsg.NewFetchResponseTopic()
 			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, fp := range plan.parts {
-				p := fp.key.partition
+			for _, fp := range plan.Parts {
+				p := fp.Partition
 				read = append(read, p)
-				if fp.fetchOffset != offsets[p] || fp.maxBytes != 1000 {
-					t.Errorf("step %d: partition %d read at %d (max %d), want the fetcher's %d", i, p, fp.fetchOffset, fp.maxBytes, offsets[p])
+				if fp.FetchOffset != offsets[p] || fp.MaxBytes != 1000 {
+					t.Errorf("step %d: partition %d read at %d (max %d), want the fetcher's %d", i, p, fp.FetchOffset, fp.MaxBytes, offsets[p])
 				}
 				sp := kmsg.NewFetchResponseTopicPartition()
 				sp.Partition, sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p, 10, 10, 0
@@ -105,7 +105,7 @@ func runSessSteps(t *testing.T, slots int, steps []sessStep) {
 			if !slices.Equal(read, wantRead) {
 				t.Errorf("step %d: read %v, want %v", i, read, wantRead)
 			}
-			resp = c.finish(&plan, resp)
+			resp = c.Finish(&plan, resp)
 		}
 		if resp.ErrorCode != s.wantErr {
 			t.Errorf("step %d: error %v, want %v", i, kerr.ErrorForCode(resp.ErrorCode), kerr.ErrorForCode(s.wantErr))
@@ -238,7 +238,7 @@ func TestFetchSessionCache(t *testing.T) {
 // A response finished after a later request of the same session began is a
 // duplicate: INVALID_FETCH_SESSION_EPOCH, no partitions.
 func TestFetchSessionDuplicateResponse(t *testing.T) {
-	c := NewFetchSessions(10, nil)
+	c := New(10, nil)
 	req := kmsg.NewPtrFetchRequest()
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = "t"
@@ -256,16 +256,16 @@ func TestFetchSessionDuplicateResponse(t *testing.T) {
 		return resp
 	}
 	req.SessionEpoch = 0
-	plan := c.begin(12, req, false)
-	id := c.finish(&plan, respFor()).SessionID
+	plan := c.Begin(12, req, false)
+	id := c.Finish(&plan, respFor()).SessionID
 	req.SessionID, req.SessionEpoch, req.Topics = id, 1, nil
-	first := c.begin(12, req, false)
+	first := c.Begin(12, req, false)
 	req.SessionEpoch = 2
-	second := c.begin(12, req, false)
-	if r := c.finish(&first, respFor()); r.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || len(r.Topics) != 0 || r.SessionID != id {
+	second := c.Begin(12, req, false)
+	if r := c.Finish(&first, respFor()); r.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || len(r.Topics) != 0 || r.SessionID != id {
 		t.Fatalf("stale response: error %d, %d topics, session %d", r.ErrorCode, len(r.Topics), r.SessionID)
 	}
-	if r := c.finish(&second, respFor()); r.ErrorCode != 0 || len(r.Topics) != 1 {
+	if r := c.Finish(&second, respFor()); r.ErrorCode != 0 || len(r.Topics) != 1 {
 		t.Fatalf("current response: error %d, %d topics", r.ErrorCode, len(r.Topics))
 	}
 }

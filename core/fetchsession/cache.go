@@ -1,4 +1,10 @@
-package api
+// Package fetchsession owns the broker's cache of incremental fetch sessions
+// (KIP-227): which partitions each session holds, what its fetcher was last
+// told, and the eviction rules. It works on decoded Fetch requests and
+// responses and reads no partition itself; the Fetch handler reads the
+// partitions a Plan lists and hands the response back to Finish. It imports
+// no other core package.
+package fetchsession
 
 import (
 	"container/list"
@@ -39,31 +45,47 @@ func nextFetchEpoch(e int32) int32 {
 	return e + 1
 }
 
-// fetchPart is one partition a fetch reads, with the fetcher's position.
-type fetchPart struct {
-	key              fetchKey
-	fetchOffset      int64
-	maxBytes         int32
-	leaderEpoch      int32
-	lastFetchedEpoch int32
+// Part is one partition a fetch reads, with the fetcher's position.
+type Part struct {
+	Key
+	FetchOffset      int64
+	MaxBytes         int32 // the partition's own limit (PartitionMaxBytes)
+	LeaderEpoch      int32 // the fetcher's current leader epoch
+	LastFetchedEpoch int32 // -1 when the fetcher sent none
 }
 
-// requestParts lists the partitions of a request once each, in its order.
-func requestParts(req *kmsg.FetchRequest) []fetchPart {
+// Key names a partition of a fetch request by topic name (below v13) or
+// topic id (v13+); the other of the two is zero.
+type Key struct {
+	Topic     string
+	TopicID   [16]byte
+	Partition int32
+}
+
+func isNew(seen map[Key]struct{}, k Key) bool {
+	if _, dup := seen[k]; dup {
+		return false
+	}
+	seen[k] = struct{}{}
+	return true
+}
+
+// RequestParts lists the partitions of a request once each, in its order.
+func RequestParts(req *kmsg.FetchRequest) []Part {
 	n := 0
 	for i := range req.Topics {
 		n += len(req.Topics[i].Partitions)
 	}
-	parts := make([]fetchPart, 0, n)
-	seen := make(map[fetchKey]struct{}, n)
+	parts := make([]Part, 0, n)
+	seen := make(map[Key]struct{}, n)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		for _, rp := range rt.Partitions {
-			k := fetchKey{rt.Topic, rt.TopicID, rp.Partition}
+			k := Key{rt.Topic, rt.TopicID, rp.Partition}
 			if !isNew(seen, k) {
 				continue
 			}
-			parts = append(parts, fetchPart{k, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch})
+			parts = append(parts, Part{k, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch})
 		}
 	}
 	return parts
@@ -72,7 +94,7 @@ func requestParts(req *kmsg.FetchRequest) []fetchPart {
 // cachedPartition is a session's partition: the fetcher's last position and
 // what the last response told it.
 type cachedPartition struct {
-	fetchPart
+	Part
 	highWatermark, lastStable, logStart int64
 }
 
@@ -110,14 +132,14 @@ type fetchSession struct {
 	// returned records moves to the back, so the fetch.max.bytes budget
 	// rotates over the partitions.
 	order *list.List
-	index map[fetchKey]*list.Element
+	index map[Key]*list.Element
 	// As of the last touch: the size the cache counts and whether the
 	// session may be evicted by any newcomer or by a privileged one.
 	cachedSize          int
 	byAll, byPrivileged bool
 }
 
-// FetchSessions is the broker's cache of incremental fetch sessions, at most
+// Cache is the broker's cache of incremental fetch sessions, at most
 // Slots of them (max.incremental.fetch.session.cache.slots; 0 turns sessions
 // off). When full, a new session evicts the one unused longest if that is
 // older than two minutes; otherwise the least valuable evictable session
@@ -129,7 +151,7 @@ type fetchSession struct {
 // it when it arrives (to look up and update its session) and when its
 // response is ready (to drop what the fetcher already knows), never while it
 // reads partitions or waits in a long poll.
-type FetchSessions struct {
+type Cache struct {
 	mu          sync.Mutex
 	slots       int
 	evictionMs  int64
@@ -140,32 +162,32 @@ type FetchSessions struct {
 	incremental uint64
 }
 
-// NewFetchSessions returns a cache of at most slots sessions on clock now.
-func NewFetchSessions(slots int, now func() time.Time) *FetchSessions {
+// New returns a cache of at most slots sessions on clock now.
+func New(slots int, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &FetchSessions{slots: slots, evictionMs: fetchSessionEvictionMs, now: now, sessions: map[int32]*fetchSession{}}
+	return &Cache{slots: slots, evictionMs: fetchSessionEvictionMs, now: now, sessions: map[int32]*fetchSession{}}
 }
 
-// FetchSessionStats is what the cache reports as metrics.
-type FetchSessionStats struct {
+// Stats is what the cache reports as metrics.
+type Stats struct {
 	Sessions, Partitions int
 	Evictions            uint64
 	Incremental          uint64 // incremental fetches served
 }
 
 // Stats reports the cache's size and counters.
-func (c *FetchSessions) Stats() FetchSessionStats {
+func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return FetchSessionStats{len(c.sessions), c.partitions, c.evictions, c.incremental}
+	return Stats{len(c.sessions), c.partitions, c.evictions, c.incremental}
 }
 
-// fetchPlan is what one fetch reads and how its response is finished.
-type fetchPlan struct {
-	parts   []fetchPart
-	errCode int16         // a session error: answer it with no partitions
+// Plan is what one fetch reads and how its response is finished.
+type Plan struct {
+	Parts   []Part        // the partitions to read, in the order to read them
+	ErrCode int16         // a session error: answer it with no partitions
 	session *fetchSession // an incremental fetch's session
 	epoch   int32         // the request's epoch
 	create  bool          // a full fetch asking for a session
@@ -176,36 +198,36 @@ type fetchPlan struct {
 // begin resolves a request's session: a full fetch closes the session it
 // names; an incremental one must name a live session at its epoch, in the
 // same topic naming, and updates it with its partitions and forgotten topics.
-func (c *FetchSessions) begin(version int16, req *kmsg.FetchRequest, follower bool) fetchPlan {
-	parts := requestParts(req)
+func (c *Cache) Begin(version int16, req *kmsg.FetchRequest, follower bool) Plan {
+	parts := RequestParts(req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if req.SessionEpoch == fetchInitialEpoch || req.SessionEpoch == fetchFinalEpoch {
 		if s := c.sessions[req.SessionID]; s != nil {
 			c.remove(s)
 		}
-		return fetchPlan{parts: parts, create: req.SessionEpoch == fetchInitialEpoch, topicID: version >= 13, follow: follower}
+		return Plan{Parts: parts, create: req.SessionEpoch == fetchInitialEpoch, topicID: version >= 13, follow: follower}
 	}
 	s := c.sessions[req.SessionID]
 	switch {
 	case s == nil:
-		return fetchPlan{errCode: kerr.FetchSessionIDNotFound.Code}
+		return Plan{ErrCode: kerr.FetchSessionIDNotFound.Code}
 	case s.epoch != req.SessionEpoch:
-		return fetchPlan{errCode: kerr.InvalidFetchSessionEpoch.Code}
+		return Plan{ErrCode: kerr.InvalidFetchSessionEpoch.Code}
 	case s.usesTopicIDs != (version >= 13):
-		return fetchPlan{errCode: kerr.FetchSessionTopicIDError.Code}
+		return Plan{ErrCode: kerr.FetchSessionTopicIDError.Code}
 	}
 	for _, p := range parts {
-		if e := s.index[p.key]; e != nil {
-			e.Value.(*cachedPartition).fetchPart = p
+		if e := s.index[p.Key]; e != nil {
+			e.Value.(*cachedPartition).Part = p
 		} else {
-			s.index[p.key] = s.order.PushBack(&cachedPartition{fetchPart: p, highWatermark: -1, lastStable: -1, logStart: -1})
+			s.index[p.Key] = s.order.PushBack(&cachedPartition{Part: p, highWatermark: -1, lastStable: -1, logStart: -1})
 		}
 	}
 	for i := range req.ForgottenTopics {
 		ft := &req.ForgottenTopics[i]
 		for _, p := range ft.Partitions {
-			k := fetchKey{ft.Topic, ft.TopicID, p}
+			k := Key{ft.Topic, ft.TopicID, p}
 			if e := s.index[k]; e != nil {
 				s.order.Remove(e)
 				delete(s.index, k)
@@ -214,22 +236,22 @@ func (c *FetchSessions) begin(version int16, req *kmsg.FetchRequest, follower bo
 	}
 	if s.order.Len() == 0 {
 		c.remove(s)
-		return fetchPlan{parts: parts}
+		return Plan{Parts: parts}
 	}
 	c.touch(s, c.now().UnixMilli())
 	s.epoch = nextFetchEpoch(s.epoch)
 	c.incremental++
-	all := make([]fetchPart, 0, s.order.Len())
+	all := make([]Part, 0, s.order.Len())
 	for e := s.order.Front(); e != nil; e = e.Next() {
-		all = append(all, e.Value.(*cachedPartition).fetchPart)
+		all = append(all, e.Value.(*cachedPartition).Part)
 	}
-	return fetchPlan{parts: all, session: s, epoch: req.SessionEpoch}
+	return Plan{Parts: all, session: s, epoch: req.SessionEpoch}
 }
 
 // finish sets the response's session id: an incremental response keeps only
 // the partitions with news; a full fetch at epoch 0 gets a new session if
 // the cache has (or can make) room, else session id 0.
-func (c *FetchSessions) finish(p *fetchPlan, resp *kmsg.FetchResponse) *kmsg.FetchResponse {
+func (c *Cache) Finish(p *Plan, resp *kmsg.FetchResponse) *kmsg.FetchResponse {
 	resp.SessionID = 0
 	switch {
 	case p.session != nil:
@@ -247,7 +269,7 @@ func (c *FetchSessions) finish(p *fetchPlan, resp *kmsg.FetchResponse) *kmsg.Fet
 			kept := st.Partitions[:0]
 			for i := range st.Partitions {
 				sp := &st.Partitions[i]
-				e := s.index[fetchKey{st.Topic, st.TopicID, sp.Partition}]
+				e := s.index[Key{st.Topic, st.TopicID, sp.Partition}]
 				if e == nil {
 					kept = append(kept, *sp)
 					continue
@@ -272,14 +294,14 @@ func (c *FetchSessions) finish(p *fetchPlan, resp *kmsg.FetchResponse) *kmsg.Fet
 
 // create adds a session holding the partitions of a full fetch's response,
 // evicting one if the cache is full and a session may go; 0 when none does.
-func (c *FetchSessions) create(p *fetchPlan, resp *kmsg.FetchResponse) int32 {
+func (c *Cache) create(p *Plan, resp *kmsg.FetchResponse) int32 {
 	size := 0
 	for i := range resp.Topics {
 		size += len(resp.Topics[i].Partitions)
 	}
-	req := make(map[fetchKey]fetchPart, len(p.parts))
-	for _, fp := range p.parts {
-		req[fp.key] = fp
+	req := make(map[Key]Part, len(p.Parts))
+	for _, fp := range p.Parts {
+		req[fp.Key] = fp
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -288,13 +310,13 @@ func (c *FetchSessions) create(p *fetchPlan, resp *kmsg.FetchResponse) int32 {
 		return 0
 	}
 	s := &fetchSession{id: c.newID(), privileged: p.follow, usesTopicIDs: p.topicID, creationMs: now,
-		epoch: nextFetchEpoch(fetchInitialEpoch), order: list.New(), index: make(map[fetchKey]*list.Element, size), cachedSize: -1}
+		epoch: nextFetchEpoch(fetchInitialEpoch), order: list.New(), index: make(map[Key]*list.Element, size), cachedSize: -1}
 	for _, st := range resp.Topics {
 		for i := range st.Partitions {
 			sp := &st.Partitions[i]
-			k := fetchKey{st.Topic, st.TopicID, sp.Partition}
-			cp := &cachedPartition{fetchPart: req[k], highWatermark: sp.HighWatermark, lastStable: sp.LastStableOffset, logStart: sp.LogStartOffset}
-			cp.key = k
+			k := Key{st.Topic, st.TopicID, sp.Partition}
+			cp := &cachedPartition{Part: req[k], highWatermark: sp.HighWatermark, lastStable: sp.LastStableOffset, logStart: sp.LogStartOffset}
+			cp.Key = k
 			s.index[k] = s.order.PushBack(cp)
 		}
 	}
@@ -304,7 +326,7 @@ func (c *FetchSessions) create(p *fetchPlan, resp *kmsg.FetchResponse) int32 {
 }
 
 // newID draws a positive session id not in use; 0 means no session.
-func (c *FetchSessions) newID() int32 {
+func (c *Cache) newID() int32 {
 	for {
 		id := rand.Int32N(math.MaxInt32-1) + 1
 		if _, used := c.sessions[id]; !used {
@@ -329,7 +351,7 @@ func evictKeyLess(aPriv bool, aSize int, aID int32, bPriv bool, bSize int, bID i
 // unused longest if it is stale, else the least valuable evictable one if it
 // is worth no more than the newcomer. The scan is linear in the slot count
 // and happens only when the cache is full.
-func (c *FetchSessions) tryEvict(privileged bool, size int, now int64) bool {
+func (c *Cache) tryEvict(privileged bool, size int, now int64) bool {
 	var stale, victim *fetchSession
 	for _, s := range c.sessions {
 		if stale == nil || s.lastUsedMs < stale.lastUsedMs || s.lastUsedMs == stale.lastUsedMs && s.id < stale.id {
@@ -354,7 +376,7 @@ func (c *FetchSessions) tryEvict(privileged bool, size int, now int64) bool {
 }
 
 // touch marks s used now and records its size and evictability.
-func (c *FetchSessions) touch(s *fetchSession, now int64) {
+func (c *Cache) touch(s *fetchSession, now int64) {
 	s.lastUsedMs = now
 	if s.cachedSize >= 0 {
 		c.partitions -= s.cachedSize
@@ -366,7 +388,7 @@ func (c *FetchSessions) touch(s *fetchSession, now int64) {
 	s.byPrivileged = !s.privileged || old
 }
 
-func (c *FetchSessions) remove(s *fetchSession) {
+func (c *Cache) remove(s *fetchSession) {
 	if c.sessions[s.id] != s {
 		return
 	}

@@ -1,20 +1,29 @@
-package api
+package httpapi
 
 import (
 	"context"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gregorbroker/gregor/core/fetchsession"
+	"github.com/gregorbroker/gregor/core/share"
 )
 
 // MetricsCollector exports what the broker knows across its parts: the
 // cluster's partition health and controller state from the metadata image,
 // and each group's lag per partition from the group coordinator and the
-// hosted partitions.
-type MetricsCollector struct{ b *Broker }
-
-// MetricsCollector returns the broker's Prometheus collector.
-func (b *Broker) MetricsCollector() *MetricsCollector { return &MetricsCollector{b} }
+// hosted partitions, as the admin view reads them; share-partition and fetch
+// session counters from their owners.
+type MetricsCollector struct {
+	// View reads the image, the groups and the hosted partitions; it is
+	// asked with no principal, so nothing is filtered.
+	View *BrokerView
+	// ShareTotals sums the share-partitions served here; nil reports none.
+	ShareTotals func() share.Stats
+	// FetchSessions reports the fetch session cache; nil reports none.
+	FetchSessions func() fetchsession.Stats
+}
 
 var (
 	descOffline = prometheus.NewDesc("gregor_cluster_offline_partitions",
@@ -67,11 +76,11 @@ func (c *MetricsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *MetricsCollector) Collect(ch chan<- prometheus.Metric) {
-	b := c.b
-	im := b.Controller.Image()
+	v := c.View
+	im := v.Controller.Image()
 	var parts, offlineN, urp, underMin int
 	for _, t := range im.Topics {
-		minISR := b.partitionConfig(im, t.Name).MinInsyncReplicas
+		minISR := v.PartitionConfig(im, t.Name).MinInsyncReplicas
 		for _, p := range t.Partitions {
 			parts++
 			if offline(im, p) {
@@ -94,30 +103,35 @@ func (c *MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUnderMinISR, float64(underMin))
 	gauge(descBrokers, float64(len(im.Brokers)))
 	active := 0.0
-	if im.ControllerID == b.Config.NodeID {
+	if im.ControllerID == v.Config.NodeID {
 		active = 1
 	}
 	gauge(descControllerActive, active)
 	gauge(descMetadataOffset, float64(im.Offset))
-	st := b.share().parts.Totals()
+	var st share.Stats
+	if c.ShareTotals != nil {
+		st = c.ShareTotals()
+	}
 	gauge(descShareInFlight, float64(st.InFlight))
 	gauge(descShareAcquired, float64(st.Acquired))
 	ch <- prometheus.MustNewConstMetric(descShareLockTimeouts, prometheus.CounterValue, float64(st.LockTimeouts))
 	ch <- prometheus.MustNewConstMetric(descShareArchived, prometheus.CounterValue, float64(st.Archived))
-	fs := b.fetchSessions().Stats()
+	var fs fetchsession.Stats
+	if c.FetchSessions != nil {
+		fs = c.FetchSessions()
+	}
 	gauge(descFetchSessions, float64(fs.Sessions))
 	gauge(descFetchSessionPartitions, float64(fs.Partitions))
 	ch <- prometheus.MustNewConstMetric(descFetchSessionEvictions, prometheus.CounterValue, float64(fs.Evictions))
 	ch <- prometheus.MustNewConstMetric(descFetchSessionIncremental, prometheus.CounterValue, float64(fs.Incremental))
-	if b.Groups == nil {
+	if v.GroupCoordinator == nil {
 		return
 	}
 	// The broker's own view: no principal, nothing filtered.
-	view := adminView{b}
-	groups, _ := view.Groups(context.Background())
+	groups, _ := v.Groups(context.Background())
 	for _, g := range groups {
 		gauge(descGroupMembers, float64(g.Members), g.Group, g.State)
-		lags, err := b.groupLag(context.Background(), g.Group, nil)
+		lags, err := v.groupLag(context.Background(), g.Group, nil)
 		if err != nil {
 			continue
 		}
