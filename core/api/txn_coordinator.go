@@ -203,17 +203,6 @@ func (b *Broker) writeRemoteTxnMarker(leader int32, tp txn.TopicPartition, m par
 	return fmt.Errorf("api: marker for %s-%d on broker %d: %w", tp.Topic, tp.Partition, leader, kerr.ErrorForCode(code))
 }
 
-// assignTxnPartitions tells the transaction coordinator which
-// __transaction_state partitions this broker leads; SyncPartitions calls it.
-func (b *Broker) assignTxnPartitions(im *controller.Image) {
-	n, led := b.ledPartitions(im, txn.StateTopic)
-	leaders := make(map[int32]txn.Leader, len(led))
-	for i, l := range led {
-		leaders[i] = txn.Leader{Partition: l.p, Epoch: l.epoch}
-	}
-	b.Txns.Assign(n, leaders)
-}
-
 // transactionTopic returns __transaction_state, creating it as Kafka does on
 // the first FindCoordinator for a transactional id: compacted, with
 // transactions.state_log_partitions partitions, min.insync.replicas 2 capped
