@@ -132,7 +132,7 @@ const peerMarkerTimeout = 5 * time.Second
 // high watermark passed it. Transactional offsets on __consumer_offsets
 // become visible then, not before.
 func (b *Broker) appendMarker(ctx context.Context, p *partition.Partition, m partition.TxnMarker) error {
-	epoch, err := b.admit(p)
+	epoch, err := b.Admit(p)
 	if err != nil {
 		return err
 	}

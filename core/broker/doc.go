@@ -13,6 +13,19 @@
 // applier has applied at least the image that holds the write; it shares
 // no lock with the applier beyond that wait.
 //
+// The package also holds the produce policy that Kafka Produce and
+// produce over HTTP share: leadership admission (Admit), the read-only rule
+// of mirror-link topics (CheckMirrorLink), the placement check and produce
+// interceptor (CheckProduced) and the acks=all wait (AckWait). The
+// policy's refusals come with the Kafka error code both edges answer with;
+// every other error is left to the caller to map.
+//
+// Ownership: the set of partitions and the coordinators' assignments are
+// changed only by the applier goroutine (Open before it starts, then Run);
+// the applier's mutex guards only the applied offset and the waiters;
+// internalTopicMu serialises internal-topic creation among handlers and is
+// never held by the applier.
+//
 // broker must not import core/api, core/httpapi or core/server: they call
 // it, not the other way round.
 package broker

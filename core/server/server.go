@@ -350,8 +350,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if s.httpLn != nil {
 		lagHistory := httpapi.NewLagHistory(0)
 		admin := broker.AdminView()
+		producer := &httpapi.BrokerProducer{Broker: hosted, Authorize: broker.AuthorizeHTTPWrite, ErrorCode: api.ErrorCode}
 		hs := &http.Server{
-			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: broker,
+			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: producer,
 				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes), Admin: admin, LagHistory: lagHistory,
 				Auth: broker, RequireAuth: api.HTTPRequiresAuth(s.cfg), Mirrors: mirrorLinks}),
 			ReadHeaderTimeout: 10 * time.Second,
