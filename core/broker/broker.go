@@ -29,10 +29,12 @@ type Broker struct {
 	Logger     *slog.Logger
 	Now        func() time.Time
 	// Groups is the group coordinator, handed the __consumer_offsets
-	// partitions led here; nil when there is none.
+	// partitions led here; nil when there is none (the group APIs answer
+	// COORDINATOR_NOT_AVAILABLE).
 	Groups *group.Coordinator
 	// Txns is the transaction coordinator, handed the __transaction_state
-	// partitions led here; nil when there is none.
+	// partitions led here; nil when there is none (the transaction APIs
+	// answer COORDINATOR_NOT_AVAILABLE).
 	Txns *txn.Coordinator
 	// Extensions are the partitioners, retention policies and interceptors
 	// topics pick; nil means every topic uses the built-ins.
