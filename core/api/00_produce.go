@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/partition"
@@ -31,9 +32,9 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 	writeAuth := b.topicAuth(r, sdkauth.OpWrite)
 	// A mirror link appends under a reserved transactional id, with ALTER
 	// on the topic in place of WRITE.
-	link, isLink := produceLink(req.TransactionID)
+	link, isLink := broker.ProduceLink(req.TransactionID)
 	alterAuth := b.topicAuth(r, sdkauth.OpAlter)
-	txnAuth := isLink || req.TransactionID == nil && !hasTransactionalRecords(req) ||
+	txnAuth := isLink || req.TransactionID == nil && !broker.HasTransactionalRecords(req) ||
 		req.TransactionID != nil && b.authorize(r, sdkauth.OpWrite, sdkauth.ResourceTransactionalID, *req.TransactionID)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -77,12 +78,12 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 				}
 				// The epoch the request is admitted in: the append checks it
 				// again under the partition's lock.
-				epoch, err := b.admit(p)
+				epoch, err := b.Admit(p)
 				if err != nil {
 					fail(kerr.NotLeaderForPartition.Code, err)
 					break
 				}
-				if code, err := checkMirrorLink(im, name, link, isLink); code != 0 {
+				if code, err := broker.CheckMirrorLink(im, name, link, isLink); code != 0 {
 					fail(code, err)
 					break
 				}
@@ -116,7 +117,8 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					synced = append(synced, p)
 				}
 				if acks == -1 {
-					waits = append(waits, ackWait{p: p, epoch: epoch, offset: res.LastOffset + 1, topic: len(resp.Topics), part: len(st.Partitions)})
+					waits = append(waits, ackWait{AckWait: broker.AckWait{Partition: p, Epoch: epoch, Offset: res.LastOffset + 1},
+						topic: len(resp.Topics), part: len(st.Partitions)})
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -184,13 +186,4 @@ const adminClientID = "__admin_client"
 func isInternal(im *controller.Image, topic string) bool {
 	t, ok := im.Topic(topic)
 	return ok && t.Internal
-}
-
-// admit returns the leader epoch a produce to p is admitted in, or
-// partition.ErrNotLeader when this broker does not lead p.
-func (b *Broker) admit(p *partition.Partition) (int32, error) {
-	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-		return 0, fmt.Errorf("api: %s-%d: %w (led by broker %d)", p.Topic, p.Index, partition.ErrNotLeader, leader)
-	}
-	return p.Admit()
 }

@@ -181,5 +181,7 @@ func (b *Broker) autoCreate(names []string) {
 			b.Logger.Info("auto-created topic", "topic", res.Name, "partitions", res.NumPartitions)
 		}
 	}
-	b.SyncPartitions(b.Controller.Image())
+	if err := b.WaitImage(ctx); err != nil {
+		b.Logger.Warn("auto-created topics are not hosted yet", "err", err)
+	}
 }

@@ -59,10 +59,13 @@ func (b *Broker) handleCreateTopics(r *protocol.Request) protocol.Reply {
 		for _, res := range b.Controller.CreateTopics(ctx, reqs, req.ValidateOnly) {
 			results[res.Name] = res
 		}
-		cancel()
 		if !req.ValidateOnly {
-			b.SyncPartitions(b.Controller.Image())
+			// The new partitions are hosted before the client hears back.
+			if err := b.WaitImage(ctx); err != nil {
+				b.Logger.Warn("created topics are not hosted yet", "err", err)
+			}
 		}
+		cancel()
 	}
 	im := b.Controller.Image()
 	for _, t := range req.Topics {

@@ -126,9 +126,11 @@ func (b *Broker) handleDeleteTopics(r *protocol.Request) protocol.Reply {
 		add(name, res.ID, fromErr(res.Err))
 	}
 	if deleted {
-		if err := b.SyncPartitions(b.Controller.Image()); err != nil {
+		ctx, cancel := b.ctx(req.TimeoutMillis)
+		if err := b.WaitImage(ctx); err != nil {
 			b.Logger.Warn("applying topic deletion", "err", err)
 		}
+		cancel()
 	}
 	return protocol.Reply{Resp: resp}
 }

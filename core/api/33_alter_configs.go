@@ -119,9 +119,11 @@ func (b *Broker) alterConfigs(r *protocol.Request, changes []configChange, valid
 	if changed {
 		// Partitions (and the replication throttles) pick up their new
 		// rules before the client hears back.
-		if err := b.SyncPartitions(b.Controller.Image()); err != nil {
+		ctx, cancel := b.ctx(0)
+		if err := b.WaitImage(ctx); err != nil {
 			b.Logger.Warn("applying topic configs", "err", err)
 		}
+		cancel()
 	}
 	return errs
 }

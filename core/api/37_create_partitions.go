@@ -74,9 +74,11 @@ func (b *Broker) handleCreatePartitions(r *protocol.Request) protocol.Reply {
 		add(res.Name, fromErr(res.Err))
 	}
 	if grown {
-		if err := b.SyncPartitions(b.Controller.Image()); err != nil {
+		ctx, cancel := b.ctx(req.TimeoutMillis)
+		if err := b.WaitImage(ctx); err != nil {
 			b.Logger.Warn("opening new partitions", "err", err)
 		}
+		cancel()
 	}
 	return protocol.Reply{Resp: resp}
 }

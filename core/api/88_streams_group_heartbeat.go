@@ -224,7 +224,9 @@ func (b *Broker) createStreamsInternalTopics(r *protocol.Request, topics []group
 				}
 				b.Logger.Info("created an internal topic of a streams group", "topic", res.Name)
 			}
-			b.SyncPartitions(b.Controller.Image())
+			if err := b.WaitImage(ctx); err != nil {
+				b.Logger.Warn("internal topics of a streams group are not hosted yet", "err", err)
+			}
 		}()
 	}
 	return denied

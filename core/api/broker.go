@@ -3,20 +3,15 @@ package api
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/controller"
-	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/fetchsession"
-	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/httpapi"
-	"github.com/gregorbroker/gregor/core/log"
-	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/share"
@@ -25,36 +20,18 @@ import (
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// Broker is what the handlers reach: the configuration, the metadata
-// controller, the log directory and the partitions hosted here.
+// Broker is what the handlers reach: the hosted partitions and their
+// lifecycle (core/broker, whose Config, Controller, Partitions, Groups,
+// Txns and Extensions the handlers use directly), and the request-side
+// state of this package.
 type Broker struct {
-	Config     config.Config
-	Controller *controller.Controller
-	Logs       *log.Dir
-	Partitions *partition.Set
-	Logger     *slog.Logger
-	// Groups is the group coordinator; nil answers the group APIs with
-	// COORDINATOR_NOT_AVAILABLE.
-	Groups *group.Coordinator
-	// Txns is the transaction coordinator; nil answers the transaction
-	// APIs with COORDINATOR_NOT_AVAILABLE.
-	Txns *txn.Coordinator
-	Now  func() time.Time
+	*broker.Broker
 	// Done is closed when the broker shuts down; long polls end early.
 	Done <-chan struct{}
 	// Security authenticates SASL clients and authorizes requests.
 	Security Security
-	// Extensions are the partitioners and retention policies topics pick;
-	// nil means every topic uses the built-ins.
-	Extensions *extension.Set
-	// Followers copies the partitions this broker follows from their
-	// leaders; nil fetches nothing (a lone broker leads everything).
-	Followers *replication.Followers
 	// ISR changes the ISR of the partitions led here; nil never changes it.
 	ISR *replication.ISR
-	// Throttle holds the replication quotas (leader and follower side),
-	// set from the metadata image by SyncPartitions; nil never throttles.
-	Throttle *replication.Throttle
 	// Peers sends transaction markers and verifications to other brokers;
 	// nil reaches no other broker (a lone broker leads everything).
 	Peers *replication.Peers
@@ -64,8 +41,6 @@ type Broker struct {
 	// Telemetry keeps the client metrics pushed with KIP-714; nil answers
 	// the telemetry APIs as a broker without client-metrics support.
 	Telemetry *telemetry.Store
-
-	syncMu sync.Mutex // serialises SyncPartitions
 
 	regOnce sync.Once
 	reg     *protocol.Registry

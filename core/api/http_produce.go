@@ -3,169 +3,32 @@ package api
 import (
 	"context"
 	"fmt"
-	"sort"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/gregorbroker/gregor/core/config"
-	"github.com/gregorbroker/gregor/core/controller"
-	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/httpapi"
-	"github.com/gregorbroker/gregor/core/record"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
-	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
-var _ httpapi.Producer = (*Broker)(nil)
+// The Kafka-facing half of produce over HTTP (httpapi.BrokerProducer does
+// the rest): WRITE on the topic is authorized by the Kafka listeners'
+// authorizer and append errors get Kafka Produce's error codes.
 
-// ProduceRecords implements httpapi.Producer: records without a partition
-// are placed by the topic's partitioner (one call for the request), each
-// partition's records are appended as one batch with acks=1 semantics (and
-// fsynced when durability is fsync), and the placement check applies as
-// for a Kafka producer.
-func (b *Broker) ProduceRecords(ctx context.Context, topic string, recs []httpapi.ProduceRecord) ([]httpapi.ProduceResult, error) {
-	im := b.Controller.Image()
-	t, ok := im.Topic(topic)
-	if !ok || t.Internal {
-		return nil, httpapi.ErrTopicNotFound
+// AuthorizeHTTPWrite refuses a principal the authorizer does not let WRITE
+// to topic, with an error wrapping httpapi.ErrNotAuthorized; with no
+// authorizer every write is allowed.
+func (b *Broker) AuthorizeHTTPWrite(ctx context.Context, principal sdkauth.Principal, topic string) error {
+	a := b.Security.Authorizer
+	if a == nil {
+		return nil
 	}
-	if a := b.Security.Authorizer; a != nil {
-		// The producer is the principal the HTTP listener authenticated
-		// (User:ANONYMOUS without credentials).
-		principal := httpPrincipal(ctx)
-		b.syncACLs()
-		act := []sdkauth.Action{{Principal: principal, Host: httpapi.ClientHost(ctx), Operation: sdkauth.OpWrite,
-			Resource: sdkauth.Resource{Type: sdkauth.ResourceTopic, Name: topic, Pattern: sdkauth.PatternLiteral}}}
-		dec := make([]sdkauth.Decision, 1)
-		if err := a.Authorize(ctx, act, dec); err != nil || dec[0] != sdkauth.Allow {
-			return nil, fmt.Errorf("%w: %s may not write to %s", httpapi.ErrNotAuthorized, principal, topic)
-		}
+	b.syncACLs()
+	act := []sdkauth.Action{{Principal: principal, Host: httpapi.ClientHost(ctx), Operation: sdkauth.OpWrite,
+		Resource: sdkauth.Resource{Type: sdkauth.ResourceTopic, Name: topic, Pattern: sdkauth.PatternLiteral}}}
+	dec := make([]sdkauth.Decision, 1)
+	if err := a.Authorize(ctx, act, dec); err != nil || dec[0] != sdkauth.Allow {
+		return fmt.Errorf("%w: %s may not write to %s", httpapi.ErrNotAuthorized, principal, topic)
 	}
-	n := int32(len(t.Partitions))
-	results := make([]httpapi.ProduceResult, len(recs))
-	var unplaced []int
-	for i, r := range recs {
-		if r.Partition >= n {
-			return nil, fmt.Errorf("%w: partition %d of topic %s, which has %d", httpapi.ErrPartitionNotFound, r.Partition, topic, n)
-		}
-		results[i].Partition = r.Partition
-		if r.Partition < 0 {
-			unplaced = append(unplaced, i)
-		}
-	}
-	if len(unplaced) > 0 {
-		p, err := b.topicPartitioner(im, topic)
-		if err != nil {
-			return nil, err
-		}
-		in := make([]partitioner.Record, len(unplaced))
-		for j, i := range unplaced {
-			in[j] = partitioner.Record{Key: recs[i].Key, Value: recs[i].Value}
-			if hs := recs[i].Headers; len(hs) > 0 {
-				in[j].Headers = make([]partitioner.Header, len(hs))
-				for k, h := range hs {
-					in[j].Headers[k] = partitioner.Header{Key: h.Key, Value: h.Value}
-				}
-			}
-		}
-		out := make([]int32, len(in))
-		if err := p.PartitionBatch(in, n, out); err != nil {
-			return nil, fmt.Errorf("api: produce over HTTP to %s: %w", topic, err)
-		}
-		for j, i := range unplaced {
-			results[i].Partition = out[j]
-		}
-	}
-	byPartition := map[int32][]int{}
-	for i := range recs {
-		byPartition[results[i].Partition] = append(byPartition[results[i].Partition], i)
-	}
-	parts := make([]int32, 0, len(byPartition))
-	for p := range byPartition {
-		parts = append(parts, p)
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-	for _, part := range parts {
-		idx := byPartition[part]
-		base, code, err := b.appendHTTP(ctx, im, topic, part, recs, idx)
-		for j, i := range idx {
-			if code != 0 {
-				results[i].ErrorCode, results[i].Err = code, err
-				if ke, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
-					results[i].Retriable = ke.Retriable
-					if err == nil {
-						results[i].Err = ke
-					}
-				}
-				continue
-			}
-			results[i].Offset = base + int64(j)
-		}
-	}
-	return results, ctx.Err()
+	return nil
 }
 
-func (b *Broker) topicPartitioner(im *controller.Image, topic string) (*extension.Partitioner, error) {
-	if b.Extensions == nil {
-		return extension.Murmur2(), nil
-	}
-	return b.Extensions.TopicPartitioner(im.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}])
-}
-
-// appendHTTP appends records idx of recs to one partition as one batch.
-func (b *Broker) appendHTTP(ctx context.Context, im *controller.Image, topic string, part int32, recs []httpapi.ProduceRecord, idx []int) (int64, int16, error) {
-	p, ok := b.partition(topic, part)
-	if !ok {
-		return 0, kerr.UnknownTopicOrPartition.Code, nil
-	}
-	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
-		return 0, kerr.NotLeaderForPartition.Code, nil
-	}
-	batchRecs := make([]record.Record, len(idx))
-	for j, i := range idx {
-		batchRecs[j] = record.Record{Key: recs[i].Key, Value: recs[i].Value}
-		if hs := recs[i].Headers; len(hs) > 0 {
-			batchRecs[j].Headers = make([]record.RecordHeader, len(hs))
-			for k, h := range hs {
-				batchRecs[j].Headers[k] = record.RecordHeader{Key: h.Key, Value: h.Value}
-			}
-		}
-	}
-	now := time.Now
-	if b.Now != nil {
-		now = b.Now
-	}
-	batch, err := record.Encode(record.BatchSpec{FirstTimestamp: now().UnixMilli(), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, batchRecs)
-	if err != nil {
-		return 0, kerr.InvalidRecord.Code, err
-	}
-	if code, err := checkMirrorLink(im, topic, "", false); code != 0 {
-		return 0, code, err // a mirror link's topic is read-only
-	}
-	batch, code, err := b.checkProduced(ctx, im, topic, part, batch, httpPrincipal(ctx))
-	if code != 0 {
-		return 0, code, err
-	}
-	res, err := p.Append(batch)
-	if err != nil {
-		return 0, errCode(err), err
-	}
-	if b.Config.Log.Durability == config.DurabilityFsync {
-		if err := p.Sync(); err != nil {
-			return 0, kerr.KafkaStorageError.Code, err
-		}
-	}
-	return res.BaseOffset, 0, nil
-}
-
-// httpPrincipal is the principal the HTTP listener authenticated
-// (User:ANONYMOUS without credentials).
-func httpPrincipal(ctx context.Context) sdkauth.Principal {
-	if ps, ok := httpapi.RequestPrincipal(ctx); ok {
-		if p, err := sdkauth.ParsePrincipal(ps); err == nil {
-			return p
-		}
-	}
-	return sdkauth.Anonymous
-}
+// ErrorCode is the Kafka error code this package answers err with.
+func ErrorCode(err error) int16 { return errCode(err) }

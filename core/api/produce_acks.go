@@ -6,16 +6,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/partition"
 )
 
 // ackWait is one partition of an acks=all produce waiting for its batch to
-// be committed: offset is the offset after the batch; topic and part index
-// its answer in the response.
+// be committed; topic and part index its answer in the response.
 type ackWait struct {
-	p           *partition.Partition
-	epoch       int32 // the leader epoch the batch was appended in
-	offset      int64
+	broker.AckWait
 	topic, part int
 }
 
@@ -24,7 +22,7 @@ type ackWait struct {
 func settleAcks(resp *kmsg.ProduceResponse, waits []ackWait) []ackWait {
 	rest := waits[:0]
 	for _, w := range waits {
-		done, err := w.p.ReplicatedInEpoch(w.epoch, w.offset)
+		done, err := w.Settled()
 		if !done {
 			rest = append(rest, w)
 			continue
@@ -40,7 +38,7 @@ func (b *Broker) awaitAcks(resp *kmsg.ProduceResponse, waits []ackWait, timeoutM
 	ctx, cancel := b.ctx(timeoutMs)
 	defer cancel()
 	for _, w := range waits {
-		setAckError(resp, w, w.p.WaitReplicated(ctx, w.epoch, w.offset))
+		setAckError(resp, w, w.Wait(ctx))
 	}
 }
 

@@ -90,17 +90,6 @@ func (b *Broker) txnMarkers() *txn.Markers {
 	return b.markers
 }
 
-// assignTxnPartitions tells the transaction coordinator which
-// __transaction_state partitions this broker leads; SyncPartitions calls it.
-func (b *Broker) assignTxnPartitions(im *controller.Image) {
-	n, led := b.ledPartitions(im, txn.StateTopic)
-	leaders := make(map[int32]txn.Leader, len(led))
-	for i, l := range led {
-		leaders[i] = txn.Leader{Partition: l.p, Epoch: l.epoch}
-	}
-	b.Txns.Assign(n, leaders)
-}
-
 // transactionTopic returns __transaction_state, creating it as Kafka does on
 // the first FindCoordinator for a transactional id: compacted, with
 // transactions.state_log_partitions partitions, min.insync.replicas 2 capped

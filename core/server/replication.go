@@ -23,7 +23,7 @@ type alterPartitioner interface {
 // takes ISR changes, the ISR decisions for partitions led here.
 func (s *Server) wireReplication(ctx context.Context, b *api.Broker, ctrl *controller.Controller) error {
 	// The replication throttle: limits and throttled replicas come from
-	// the metadata image (SyncPartitions), the clock from the server.
+	// the metadata image (core/broker applies it), the clock from the server.
 	th, err := replication.NewThrottle(replication.DefaultQuotaConfig(), s.now)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/gregorbroker/gregor/core/api"
+	corebroker "github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/group"
@@ -236,13 +237,16 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 
 	done := make(chan struct{})
-	broker := &api.Broker{
+	hosted := &corebroker.Broker{
 		Config:     s.cfg,
 		Controller: ctrl,
 		Partitions: partition.NewSet(),
 		Logger:     s.logger,
 		Now:        s.now,
-		Done:       done,
+	}
+	broker := &api.Broker{
+		Broker: hosted,
+		Done:   done,
 		Telemetry: telemetry.NewStore(telemetry.Config{
 			MaxBytes: s.cfg.Telemetry.MaxBytes, MaxSeries: s.cfg.Telemetry.MaxSeries, Now: s.now,
 		}),
@@ -252,7 +256,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	logs, err := log.OpenDir(s.cfg.DataDir, logOpts,
 		func(topic string, _ int32) log.Config {
 			im := ctrl.Image()
-			return api.PartitionConfig(s.cfg, broker.TopicConfig(im, topic)).Log
+			return hosted.TopicPartitionConfig(im, topic).Log
 		})
 	if err != nil {
 		return err
@@ -292,7 +296,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	defer broker.Followers.Close()
 	defer broker.Peers.Close()
-	if err := broker.SyncPartitions(ctrl.Image()); err != nil {
+	if err := hosted.Open(ctrl.Image()); err != nil {
 		s.logger.Error("some partitions could not be opened", "err", err)
 	}
 	reg.MustRegister(partition.NewCollector(broker.Partitions).WithNodeID(s.cfg.NodeID), broker.MetricsCollector(), broker.Telemetry)
@@ -347,8 +351,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if s.httpLn != nil {
 		lagHistory := httpapi.NewLagHistory(0)
 		admin := broker.AdminView()
+		producer := &httpapi.BrokerProducer{Broker: hosted, Authorize: broker.AuthorizeHTTPWrite, ErrorCode: api.ErrorCode}
 		hs := &http.Server{
-			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: broker,
+			Handler: httpapi.NewHandler(httpapi.Options{Gatherer: reg, Health: s.health, Producer: producer,
 				MaxBodyBytes: int64(s.cfg.Limits.MaxRequestBytes), Admin: admin, LagHistory: lagHistory,
 				Auth: broker.HTTPAuthenticator(), RequireAuth: httpapi.RequiresAuth(s.cfg), Mirrors: mirrorLinks}),
 			ReadHeaderTimeout: 10 * time.Second,
@@ -372,29 +377,13 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			hs.Shutdown(sctx)
 		})
 	}
-	// Metadata changes: open, reconfigure and delete partitions.
+	// Metadata changes: open, reconfigure and delete partitions, on the
+	// one goroutine that does.
 	{
-		images, unsubscribe := ctrl.Subscribe()
-		stop := make(chan struct{})
+		actx, acancel := context.WithCancel(context.Background())
 		g.Add(func() error {
-			for {
-				select {
-				case im, ok := <-images:
-					if !ok {
-						<-stop
-						return nil
-					}
-					if err := broker.SyncPartitions(im); err != nil {
-						s.logger.Error("applying metadata", "err", err)
-					}
-				case <-stop:
-					return nil
-				}
-			}
-		}, func(error) {
-			unsubscribe()
-			close(stop)
-		})
+			return hosted.Run(actx, ctrl)
+		}, func(error) { acancel() })
 	}
 	// ISR changes for the partitions led here.
 	if broker.ISR != nil {

@@ -1,4 +1,4 @@
-package api
+package broker
 
 import (
 	"net"
@@ -12,19 +12,18 @@ import (
 	"github.com/gregorbroker/gregor/core/replication"
 )
 
-// SyncPartitions makes the hosted partitions match a metadata image: it opens
-// the logs of partitions assigned to this broker, applies leadership, topic
-// configs and the replication throttle, and deletes the partitions of
-// deleted topics. It is idempotent and safe to call from any goroutine.
-func (b *Broker) SyncPartitions(im *controller.Image) error {
-	b.syncMu.Lock()
-	defer b.syncMu.Unlock()
+// apply makes the hosted partitions match a metadata image: it opens the
+// logs of partitions assigned to this broker, applies leadership, topic
+// configs and the replication throttle, deletes the partitions of deleted
+// topics and hands the coordinators the partitions led here. It is
+// idempotent; only the applier calls it.
+func (b *Broker) apply(im *controller.Image) error {
 	b.applyReplicationThrottle(im)
 	var firstErr error
 	var follows []replication.Follow
 	want := map[partition.TopicPartition]bool{}
 	for _, t := range im.Topics {
-		cfg := b.partitionConfig(im, t.Name)
+		cfg := b.TopicPartitionConfig(im, t.Name)
 		for _, pm := range t.Partitions {
 			if !contains(pm.Replicas, b.Config.NodeID) {
 				continue
@@ -62,7 +61,7 @@ func (b *Broker) SyncPartitions(im *controller.Image) error {
 			p.SetLeadershipEpochs(pm.Leader, pm.LeaderEpoch, pm.PartitionEpoch, pm.Replicas, pm.ISR)
 			if pm.Leader >= 0 && pm.Leader != b.Config.NodeID {
 				follows = append(follows, replication.Follow{Partition: p, Leader: pm.Leader,
-					LeaderAddr: b.replicaAddr(im, pm.Leader), LeaderEpoch: pm.LeaderEpoch})
+					LeaderAddr: b.ReplicaAddr(im, pm.Leader), LeaderEpoch: pm.LeaderEpoch})
 			}
 		}
 	}
@@ -94,26 +93,11 @@ func (b *Broker) dropPartition(p *partition.Partition) {
 	}
 }
 
-// partition returns a hosted partition, syncing with the current image once
-// if the image knows it but this broker has not opened it yet.
-func (b *Broker) partition(topic string, index int32) (*partition.Partition, bool) {
-	if p, ok := b.Partitions.Get(topic, index); ok {
-		return p, true
-	}
-	im := b.Controller.Image()
-	t, ok := im.Topic(topic)
-	if !ok || index < 0 || int(index) >= len(t.Partitions) {
-		return nil, false
-	}
-	b.SyncPartitions(im)
-	return b.Partitions.Get(topic, index)
-}
-
-// replicaAddr is a broker's address for replica fetches: its endpoint on
+// ReplicaAddr is a broker's address for replica fetches: its endpoint on
 // the inter-broker listener (cluster.inter_broker_listener, the primary
 // listener by default), or "" when the image does not know it. A broker
 // registered without endpoints is reached at its primary address.
-func (b *Broker) replicaAddr(im *controller.Image, id int32) string {
+func (b *Broker) ReplicaAddr(im *controller.Image, id int32) string {
 	br, ok := im.Broker(id)
 	if !ok {
 		return ""
@@ -149,20 +133,6 @@ func contains(s []int32, v int32) bool {
 		}
 	}
 	return false
-}
-
-// TopicConfig is a topic's effective configuration: broker defaults with the
-// topic's overrides on top.
-func (b *Broker) TopicConfig(im *controller.Image, topic string) map[string]string {
-	m := b.Config.TopicDefaults()
-	for k, v := range im.TopicConfig(topic) {
-		m[k] = v
-	}
-	return m
-}
-
-func (b *Broker) partitionConfig(im *controller.Image, topic string) partition.Config {
-	return PartitionConfig(b.Config, b.TopicConfig(im, topic))
 }
 
 // PartitionConfig turns an effective topic configuration into the rules a

@@ -1,4 +1,4 @@
-package api
+package broker
 
 import (
 	"github.com/google/uuid"
@@ -6,9 +6,9 @@ import (
 	"github.com/gregorbroker/gregor/core/controller"
 )
 
-// topicNameByID is the name of the topic with id in im, or "" when no
+// TopicNameByID is the name of the topic with id in im, or "" when no
 // topic has it (requests that name topics by id answer UNKNOWN_TOPIC_ID).
-func topicNameByID(im *controller.Image, id [16]byte) string {
+func TopicNameByID(im *controller.Image, id [16]byte) string {
 	if t, ok := im.TopicsByID[uuid.UUID(id)]; ok {
 		return t.Name
 	}

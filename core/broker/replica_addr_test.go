@@ -1,4 +1,4 @@
-package api
+package broker
 
 import (
 	"io"
@@ -37,8 +37,8 @@ func TestReplicaAddrUsesInterBrokerListener(t *testing.T) {
 			}
 			cfg.Cluster.InterBrokerListener = tc.listener
 			b := &Broker{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			if got := b.replicaAddr(im, tc.id); got != tc.want {
-				t.Fatalf("replicaAddr(%d) = %q, want %q", tc.id, got, tc.want)
+			if got := b.ReplicaAddr(im, tc.id); got != tc.want {
+				t.Fatalf("ReplicaAddr(%d) = %q, want %q", tc.id, got, tc.want)
 			}
 		})
 	}

@@ -1,14 +1,16 @@
-package api
+package broker
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/partition"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -23,15 +25,16 @@ type producedChecks struct {
 // checkBuffers recycles the record checks' buffers between requests.
 var checkBuffers = sync.Pool{New: func() any { return new(producedChecks) }}
 
-// checkProduced runs the topic's record checks on a produced record set,
+// CheckProduced runs the topic's record checks on a produced record set,
 // decoding it once: the placement check when the topic asks for one
 // (gregor.partitioner.enforce=true: every keyed record must be in the
 // partition the topic's partitioner chooses), then the topic's produce
 // interceptor (gregor.interceptor.produce). It returns the record set to
 // append (records, or the interceptor's rewrite), or the Kafka error code
 // and the error; an interceptor's rejection is an
-// *extension.RejectedError.
-func (b *Broker) checkProduced(ctx context.Context, im *controller.Image, topic string, partition int32, records []byte, principal sdkauth.Principal) ([]byte, int16, error) {
+// *extension.RejectedError. Kafka Produce and produce over HTTP both call
+// it and both answer with the code.
+func (b *Broker) CheckProduced(ctx context.Context, im *controller.Image, topic string, partition int32, records []byte, principal sdkauth.Principal) ([]byte, int16, error) {
 	if b.Extensions == nil {
 		return records, 0, nil
 	}
@@ -83,4 +86,47 @@ func (b *Broker) placeDecoded(im *controller.Image, configs map[string]string, t
 	}
 	// The partitioner failed with no fallback.
 	return kerr.UnknownServerError.Code, err
+}
+
+// interceptDecoded runs the topic's produce interceptor on a decoded record
+// set. A rejection answers INVALID_RECORD, as Kafka answers a batch with
+// invalid records. A failed interceptor under on_error = reject answers
+// UNKNOWN_SERVER_ERROR with the message, as a failed placement check does:
+// Kafka has no code for a failed broker-side check, and a retriable code
+// would make clients resend into the same failure.
+func interceptDecoded(ctx context.Context, ic *extension.Interceptor, set *extension.Produced, records []byte, topic string, partition int32, principal sdkauth.Principal) ([]byte, int16, error) {
+	out, err := extension.InterceptProduced(ctx, ic, set, records, topic, partition, principal)
+	var rej *extension.RejectedError
+	switch {
+	case err == nil:
+		return out, 0, nil
+	case errors.As(err, &rej):
+		return nil, kerr.InvalidRecord.Code, err
+	}
+	return nil, kerr.UnknownServerError.Code, err
+}
+
+// TopicPartitioner is the partitioner topic picks under im (the built-in
+// murmur2 without extensions): produce over HTTP places records with it.
+func (b *Broker) TopicPartitioner(im *controller.Image, topic string) (*extension.Partitioner, error) {
+	if b.Extensions == nil {
+		return extension.Murmur2(), nil
+	}
+	return b.Extensions.TopicPartitioner(im.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}])
+}
+
+// Admit returns the leader epoch a produce to p is admitted in, or
+// partition.ErrNotLeader when this broker does not lead p; the append
+// checks the epoch again under the partition's lock.
+func (b *Broker) Admit(p *partition.Partition) (int32, error) {
+	if leader, _ := p.Leadership(); leader != b.Config.NodeID {
+		return 0, fmt.Errorf("broker: %s-%d: %w (led by broker %d)", p.Topic, p.Index, partition.ErrNotLeader, leader)
+	}
+	return p.Admit()
+}
+
+// Leads reports whether this broker leads p.
+func (b *Broker) Leads(p *partition.Partition) bool {
+	leader, _ := p.Leadership()
+	return leader == b.Config.NodeID
 }
