@@ -24,7 +24,7 @@ func loadForClient(t *testing.T, dir, rel string, o hooks.Options) *hooks.Partit
 		path = hookstest.BuildAssemblyScript(t, dir, rel)
 	}
 	ctx := context.Background()
-	p, err := hooks.LoadPartitioner(ctx, path, o, nil)
+	p, err := hooks.LoadPartitioner(ctx, path, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 func TestAuthenticatorPlugin(t *testing.T) {
 	cfg, _, _ := testConfig(t, sdkplugin.KindAuthenticator, `{"users": {"alice": "secret"}}`)
-	a, err := OpenAuthenticator(cfg, nil)
+	a, err := OpenAuthenticator(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +50,6 @@ func TestAuthenticatorPlugin(t *testing.T) {
 	}
 }
 
-// countingAuthorizer allows everything and counts the actions it saw.
-type countingAuthorizer struct{ n int }
-
-func (c *countingAuthorizer) Authorize(ctx context.Context, actions []auth.Action, decisions []auth.Decision) error {
-	c.n += len(actions)
-	return auth.AllowAll{}.Authorize(ctx, actions, decisions)
-}
-
 func write(principal, topic string) auth.Action {
 	p, _ := auth.ParsePrincipal(principal)
 	return auth.Action{Principal: p, Operation: auth.OpWrite, Resource: auth.Resource{Type: auth.ResourceTopic, Name: topic, Pattern: auth.PatternLiteral}}
@@ -66,8 +58,7 @@ func write(principal, topic string) auth.Action {
 func TestAuthorizerDecidesAndCaches(t *testing.T) {
 	cfg, clock, _ := testConfig(t, sdkplugin.KindAuthorizer, `{"allow": ["User:alice"]}`)
 	cfg.CacheTTL = 10 * time.Second
-	fallback := &countingAuthorizer{}
-	z, err := OpenAuthorizer(cfg, fallback)
+	z, err := OpenAuthorizer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,36 +75,32 @@ func TestAuthorizerDecidesAndCaches(t *testing.T) {
 		t.Fatalf("%d cached decisions", z.cache.Len())
 	}
 
-	// With the process gone, cached decisions are still the plugin's; an
-	// uncached one goes to the fallback (which allows everything).
+	// With the process gone, cached decisions are still the plugin's; a
+	// batch with an uncached action fails and denies every action.
 	z.proc.mu.Lock()
 	pid := z.proc.client.ReattachConfig().Pid
 	z.proc.mu.Unlock()
 	must(t, syscall.Kill(pid, syscall.SIGKILL))
 	mixed := []auth.Action{write("User:bob", "orders"), write("User:carol", "orders"), write("User:alice", "orders")}
-	decisions = make([]auth.Decision, 3)
-	if err := z.Authorize(context.Background(), mixed, decisions); err != nil {
-		t.Fatal(err)
+	decisions = []auth.Decision{auth.Allow, auth.Allow, auth.Allow}
+	if err := z.Authorize(context.Background(), mixed, decisions); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
-	// The call failed for carol, so the whole batch went to the fallback.
-	if fallback.n != 3 {
-		t.Fatalf("fallback saw %d actions, want 3", fallback.n)
+	if decisions[0] != auth.Deny || decisions[1] != auth.Deny || decisions[2] != auth.Deny {
+		t.Fatalf("a failed call left decisions %v", decisions)
 	}
 	cachedOnly := []auth.Action{write("User:bob", "orders"), write("User:alice", "orders")}
 	decisions = make([]auth.Decision, 2)
 	if err := z.Authorize(context.Background(), cachedOnly, decisions); err != nil {
 		t.Fatal(err)
 	}
-	if decisions[0] != auth.Deny || decisions[1] != auth.Allow || fallback.n != 3 {
-		t.Fatalf("cached decisions %v, fallback saw %d", decisions, fallback.n)
+	if decisions[0] != auth.Deny || decisions[1] != auth.Allow {
+		t.Fatalf("cached decisions %v", decisions)
 	}
 	// After the TTL the cache no longer answers.
 	clock.Advance(10 * time.Second)
-	if err := z.Authorize(context.Background(), cachedOnly, decisions); err != nil {
-		t.Fatal(err)
-	}
-	if fallback.n != 5 {
-		t.Fatalf("expired decisions should go to the fallback; it saw %d actions", fallback.n)
+	if err := z.Authorize(context.Background(), cachedOnly, decisions); err == nil {
+		t.Fatal("expired decisions were answered with the process down")
 	}
 	if err := z.WaitReady(waitCtx(t)); err != nil {
 		t.Fatal(err)
@@ -123,10 +110,10 @@ func TestAuthorizerDecidesAndCaches(t *testing.T) {
 	}
 }
 
-func TestAuthorizerRejectsWithoutFallback(t *testing.T) {
+func TestAuthorizerError(t *testing.T) {
 	cfg, _, _ := testConfig(t, sdkplugin.KindAuthorizer, `{"allow": ["User:alice"]}`)
 	cfg.CacheTTL = -1
-	z, err := OpenAuthorizer(cfg, nil)
+	z, err := OpenAuthorizer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,19 +14,17 @@ import (
 // Authorizer is an auth.Authorizer served by a plugin process, with a cache
 // of its decisions (Config.CacheTTL, Config.CacheEntries): a request that
 // asks what was asked recently does not cross the process boundary. Only
-// the plugin's own answers are cached, never a fallback's. It is safe for
-// concurrent use.
+// the plugin's own answers are cached. It is safe for concurrent use.
 type Authorizer struct {
 	extension
-	fallback auth.Authorizer
-	cache    *decisionCache
+	cache *decisionCache
 }
 
 var _ auth.Authorizer = (*Authorizer)(nil)
 
-// OpenAuthorizer starts an authorizer plugin. When a call fails, fallback
-// decides instead; a nil fallback fails the call (the broker then denies).
-func OpenAuthorizer(cfg Config, fallback auth.Authorizer) (*Authorizer, error) {
+// OpenAuthorizer starts an authorizer plugin. A failing call denies every
+// action of the batch and returns its error.
+func OpenAuthorizer(cfg Config) (*Authorizer, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(sdkplugin.KindAuthorizer); err != nil {
 		return nil, err
@@ -38,7 +36,7 @@ func OpenAuthorizer(cfg Config, fallback auth.Authorizer) (*Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	z := &Authorizer{extension: extension{proc: proc}, fallback: fallback}
+	z := &Authorizer{extension: extension{proc: proc}}
 	if cfg.CacheTTL > 0 && cfg.CacheEntries > 0 {
 		z.cache = newDecisionCache(cfg.CacheTTL, cfg.CacheEntries, cfg.Now)
 	}
@@ -92,14 +90,12 @@ func (z *Authorizer) Authorize(ctx context.Context, actions []auth.Action, decis
 		}
 		return nil
 	})
-	if err == nil {
-		return nil
+	if err != nil {
+		for i := range decisions {
+			decisions[i] = auth.Deny
+		}
 	}
-	if z.fallback == nil {
-		return err
-	}
-	z.fellBack(err)
-	return z.fallback.Authorize(ctx, actions, decisions)
+	return err
 }
 
 // decisionCache maps actions to decisions for a while, bounded in size.

@@ -7,9 +7,11 @@
 // auth.Authorizer, the last with a decision cache).
 //
 // When a call fails (the process is down, restarting, too slow, or answers
-// with an error or an invalid answer) an adapter applies its fallback: the
-// built-in implementation the broker passes in, or, without one, an error
-// that rejects the request. A failing plugin never takes the broker down.
+// with an error or an invalid answer) an adapter returns an error that
+// says which (ErrUnavailable, ErrTimeout, ErrExtension): the fallback, the
+// failure policy and the call statistics are the broker's (core/extension),
+// the same for plugin processes and WebAssembly modules. A failing plugin
+// never takes the broker down.
 //
 // It must not import core: the server injects these adapters where core
 // expects the sdk contracts.

@@ -101,7 +101,7 @@ every record (for partitioners that route by header).`,
 				hs = append(hs, partitioner.Header{Key: k, Value: []byte(v)})
 			}
 			ctx := cmd.Context()
-			p, err := hooks.LoadPartitioner(ctx, f.wasm, o, nil)
+			p, err := hooks.LoadPartitioner(ctx, f.wasm, o)
 			if err != nil {
 				return err
 			}
@@ -186,7 +186,7 @@ it asks for values).`,
 				}
 			}
 			ctx := cmd.Context()
-			p, err := hooks.LoadPartitioner(ctx, f.wasm, o, nil)
+			p, err := hooks.LoadPartitioner(ctx, f.wasm, o)
 			if err != nil {
 				return err
 			}
