@@ -24,7 +24,7 @@ var ErrInterceptFailed = errors.New("interceptor failed")
 type Interceptor struct {
 	Name    string
 	impl    interceptor.Interceptor
-	accept  bool // on_error = "accept"
+	accept  bool          // on_error = "accept"
 	timeout time.Duration // 0: none (a trusted module)
 	logger  *slog.Logger
 	stats   *Stats
