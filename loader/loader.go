@@ -187,7 +187,6 @@ func openPlugin(name string, decl config.Extension, settings []byte, log *slog.L
 		Args:        decl.Args,
 		ConfigJSON:  settings,
 		CallTimeout: extension.CallTimeout(decl),
-		CacheTTL:    time.Duration(decl.CacheTTLMs) * time.Millisecond,
 		Logger:      log,
 	}
 	switch decl.Kind {

@@ -4,7 +4,7 @@
 // log, bounds every call with a timeout, restarts a crashed or hung process
 // with exponential backoff, and adapts the process to the sdk contracts
 // (partitioner.BatchPartitioner, retention.Policy, auth.Authenticator,
-// auth.Authorizer, the last with a decision cache).
+// auth.Authorizer, interceptor.Interceptor).
 //
 // When a call fails (the process is down, restarting, too slow, or answers
 // with an error or an invalid answer) an adapter returns an error that

@@ -48,6 +48,9 @@ type Opened struct {
 	Interceptors   map[string]interceptor.Interceptor
 	Authorizers    map[string]auth.Authorizer
 	Authenticators map[string]auth.Authenticator
+	// Now is the clock of the authorizers' decision caches; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // NewSet is New with partitioners and retention policies only.
@@ -67,6 +70,10 @@ func NewSetWith(cfg *config.Config, partitioners map[string]partitioner.BatchPar
 func New(cfg *config.Config, o Opened, logger *slog.Logger) (*Set, error) {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
 	}
 	s := &Set{
 		cfg:            cfg,
@@ -126,7 +133,7 @@ func New(cfg *config.Config, o Opened, logger *slog.Logger) (*Set, error) {
 			if err := missing(impl, ok); err != nil {
 				return nil, err
 			}
-			s.authorizers[name] = &Authorizer{Name: name, impl: impl, timeout: timeout, logger: log, stats: st}
+			s.authorizers[name] = newAuthorizer(name, decl, impl, now, log, st)
 		case config.KindAuthenticator:
 			impl, ok := o.Authenticators[name]
 			if err := missing(impl, ok); err != nil {

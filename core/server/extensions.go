@@ -20,6 +20,7 @@ func (s *Server) wireExtensions(b *api.Broker) error {
 		Interceptors:   s.opts.Interceptors,
 		Authorizers:    s.opts.Authorizers,
 		Authenticators: s.opts.Authenticators,
+		Now:            s.now,
 	}, s.logger.With("component", "extensions"))
 	if err != nil {
 		return err
