@@ -5,6 +5,8 @@ BIN      := bin/gregor
 CONFIG   ?= broker.toml
 FUZZTIME ?= 5s
 GOFLAGS_TEST ?= -count=1 -timeout 20m
+# The sdk modules: each its own Go module that imports nothing of the broker.
+SDK_MODULES := sdk sdk/plugin sdk/clients
 
 .PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools fault fault-smoke bench-mirror bench-compare fault-mirror
 
@@ -24,9 +26,7 @@ run: build
 # loopback with real clients, the SDK module, and a short run of every fuzz target.
 test: tools
 	$(GO) test $(GOFLAGS_TEST) ./...
-	cd sdk && $(GO) test $(GOFLAGS_TEST) ./...
-	cd sdk/plugin && $(GO) test $(GOFLAGS_TEST) ./...
-	cd sdk/clients && $(GO) test $(GOFLAGS_TEST) ./...
+	for m in $(SDK_MODULES); do (cd $$m && GOWORK=off $(GO) test $(GOFLAGS_TEST) ./...) || exit 1; done
 	./scripts/fuzz.sh $(FUZZTIME)
 	@echo "make test: all suites passed"
 
@@ -95,13 +95,15 @@ mirror-interop:
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	cd sdk && $(GO) vet ./...
-	cd sdk/plugin && $(GO) vet ./...
-	cd sdk/clients && $(GO) vet ./...
 	$(GO) mod tidy -diff
-	cd sdk && $(GO) mod tidy -diff
-	cd sdk/clients && GOWORK=off $(GO) mod tidy -diff
-	cd sdk/plugin && GOWORK=off $(GO) mod tidy -diff
+	@# Every sdk module builds, vets and tidies on its own (GOWORK=off) and
+	@# imports nothing of the broker module.
+	for m in $(SDK_MODULES); do (cd $$m && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) mod tidy -diff) || exit 1; done
+	@for m in $(SDK_MODULES); do \
+		bad=$$(cd $$m && GOWORK=off $(GO) list -deps ./... | grep -E '^github.com/gregorbroker/gregor/(core|hooks|plugins|loader|mirror|cmd)(/|$$)'); \
+		if [ -n "$$bad" ]; then echo "$$m imports the broker module:"; echo "$$bad"; exit 1; fi; \
+		if grep -nE '=>[[:space:]]*\.\./\.\.([[:space:]]|$$)' $$m/go.mod; then echo "$$m/go.mod replaces a module with the broker"; exit 1; fi; \
+	done
 	@echo "make check: clean"
 
 clean:

@@ -11,19 +11,17 @@ import (
 // Authorizer is a WebAssembly authorizer implementing the sdk's
 // auth.Authorizer: one guest call per batch of actions.
 type Authorizer struct {
-	m        *Module
-	fallback auth.Authorizer
+	m *Module
 }
 
-// LoadAuthorizer loads the authorizer module at path. fallback decides
-// when the module fails; nil denies every action of the batch and returns
-// the module's error.
-func LoadAuthorizer(ctx context.Context, path string, o Options, fallback auth.Authorizer) (*Authorizer, error) {
+// LoadAuthorizer loads the authorizer module at path. A failing call
+// denies every action of the batch and returns the module's error.
+func LoadAuthorizer(ctx context.Context, path string, o Options) (*Authorizer, error) {
 	m, err := Load(ctx, path, KindAuthorizer, o)
 	if err != nil {
 		return nil, err
 	}
-	return &Authorizer{m: m, fallback: fallback}, nil
+	return &Authorizer{m: m}, nil
 }
 
 // Module returns the underlying module (Reload, Watch, Info, Close).
@@ -45,12 +43,7 @@ func (a *Authorizer) Authorize(ctx context.Context, actions []auth.Action, decis
 	for i := range actions {
 		decisions[i] = auth.Deny
 	}
-	err = fmt.Errorf("hooks: authorizer %s: %w", a.m.path, err)
-	if a.fallback == nil {
-		return err
-	}
-	a.m.opts.Logger.Warn("hooks: authorizer failed; using the fallback", "module", a.m.path, "err", err)
-	return a.fallback.Authorize(ctx, actions, decisions)
+	return fmt.Errorf("hooks: authorizer %s: %w", a.m.path, err)
 }
 
 func (a *Authorizer) run(ctx context.Context, actions []auth.Action, decisions []auth.Decision) error {

@@ -37,22 +37,22 @@ func runPartitionBench(b *testing.B, bp partitioner.BatchPartitioner, batch int)
 
 func BenchmarkPartitioner(b *testing.B) {
 	ctx := context.Background()
-	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{Trusted: true}, nil)
+	goGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{Trusted: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer goGuest.Close(ctx)
-	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}, nil) // the default limit
+	limited, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmur"), Options{}) // the default limit
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer limited.Close(ctx)
-	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{Trusted: true}, nil)
+	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{Trusted: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer asGuest.Close(ctx)
-	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{}, nil)
+	asLimited, err := LoadPartitioner(ctx, asGuest.Module().Path(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,15 +9,14 @@
 //
 // The API:
 //
-//	p, err := hooks.LoadPartitioner(ctx, path, hooks.Options{...}, fallback) // fallback: partitioner.BatchPartitioner or nil
-//	err = p.PartitionBatch(records, numPartitions, out)                     // one guest call per batch
+//	p, err := hooks.LoadPartitioner(ctx, path, hooks.Options{...})  // partitioner.BatchPartitioner
+//	err = p.PartitionBatch(records, numPartitions, out)             // one guest call per batch
 //	err = p.PartitionBatchContext(ctx, records, numPartitions, out)
-//	part := p.Partition(record, numPartitions)                              // partitioner.Partitioner
 //
-//	r, err := hooks.LoadRetentionPolicy(ctx, path, opts, fallback)          // retention.Policy
+//	r, err := hooks.LoadRetentionPolicy(ctx, path, opts)            // retention.Policy
 //	n, err := r.DeletableSegments(ctx, partition)
 //
-//	a, err := hooks.LoadAuthorizer(ctx, path, opts, fallback)               // auth.Authorizer
+//	a, err := hooks.LoadAuthorizer(ctx, path, opts)                 // auth.Authorizer
 //	err = a.Authorize(ctx, actions, decisions)
 //
 //	ic, err := hooks.LoadInterceptor(ctx, path, opts)                     // interceptor.Interceptor
@@ -30,7 +29,7 @@
 //	info := m.Info()                    // ABI version, kinds, exports, imports
 //	err = p.Close(ctx)
 //
-//	info, err := hooks.Inspect(ctx, wasmBytes, opts)  // for `gregor plugin inspect`
+//	info, err := hooks.Inspect(ctx, wasmBytes, opts)  // for `gregor extension inspect`
 //
 // Load refuses, with an error matching one of the Err* values: a file that
 // is not WebAssembly (ErrNotWasm) or does not compile (ErrInvalid), a
@@ -43,9 +42,10 @@
 // (ErrTimeout), hits the memory limit (ErrMemoryLimit) or hands back an
 // unusable buffer (ErrBadBuffer) discards its instance; the next call gets
 // a fresh one. A result code (ErrGuest, *GuestError) or an answer out of
-// range keeps the instance. Either way the adapter logs the failure and
-// applies its fallback, or returns the error when the fallback is nil
-// (reject). A failing module never panics the broker.
+// range keeps the instance. Either way the adapter returns the error: the
+// fallback, the failure policy and the call statistics are the broker's
+// (core/extension), the same for WebAssembly modules and plugin processes.
+// A failing module never panics the broker.
 //
 // Every call of a module runs under Options.CallTimeout, DefaultCallTimeout
 // (1 s) when unset; Options.Trusted runs it with no limit. Cost (go test

@@ -58,14 +58,14 @@ func TestLoadRejects(t *testing.T) {
 		{"memory larger than the limit", wmodule{pages: 100, functions: []wfunc{versionFn(1), allocFn(1024), constPartitionFn(0)}}.bytes(), Options{MemoryLimitPages: 10}, ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadPartitioner(context.Background(), writeModule(t, tc.wasm), tc.opts, nil)
+			_, err := LoadPartitioner(context.Background(), writeModule(t, tc.wasm), tc.opts)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 			t.Log(err)
 		})
 	}
-	if _, err := LoadPartitioner(context.Background(), filepath.Join(t.TempDir(), "absent.wasm"), Options{}, nil); !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadPartitioner(context.Background(), filepath.Join(t.TempDir(), "absent.wasm"), Options{}); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 	if _, err := Load(context.Background(), "x", Kind("router"), Options{}); err == nil {
@@ -77,8 +77,8 @@ func TestLoadRejects(t *testing.T) {
 }
 
 // TestCallFailures: a module that loads but misbehaves on a call gives a
-// clear error, its instance is replaced, and the fallback (when set) places
-// the batch by Kafka's rule.
+// clear error and its instance is replaced (the fallback is the broker's,
+// tested in loader).
 func TestCallFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -101,7 +101,7 @@ func TestCallFailures(t *testing.T) {
 			recs := keyed("21", "foobar", "abc")
 			out := make([]int32, len(recs))
 
-			p, err := LoadPartitioner(ctx, path, tc.opts, nil)
+			p, err := LoadPartitioner(ctx, path, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,27 +116,13 @@ func TestCallFailures(t *testing.T) {
 			if got := len(p.m.cur.Load().live); (got == 0) != tc.discard {
 				t.Fatalf("%d live instances after failures; discard=%v", got, tc.discard)
 			}
-
-			fb, err := LoadPartitioner(ctx, path, tc.opts, &partitioner.Murmur2Batch{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fb.Close(ctx)
-			if err := fb.PartitionBatch(recs, 8, out); err != nil {
-				t.Fatalf("with fallback: %v", err)
-			}
-			for i, r := range recs {
-				if want := partitioner.KeyPartition(r.Key, 8); out[i] != want {
-					t.Fatalf("fallback placed %q on %d, want %d", r.Key, out[i], want)
-				}
-			}
 		})
 	}
 }
 
 func TestBadArguments(t *testing.T) {
 	ctx := context.Background()
-	p, err := LoadPartitioner(ctx, writeModule(t, partitionerModule(constPartitionFn(0))), Options{MaxCallBytes: 64}, nil)
+	p, err := LoadPartitioner(ctx, writeModule(t, partitionerModule(constPartitionFn(0))), Options{MaxCallBytes: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +173,7 @@ func TestGoGuestFailures(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			ctx := context.Background()
 			tc.opts.Config = []byte(fmt.Sprintf(`{"mode":%q}`, tc.mode))
-			p, err := LoadPartitioner(ctx, path, tc.opts, nil)
+			p, err := LoadPartitioner(ctx, path, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +185,7 @@ func TestGoGuestFailures(t *testing.T) {
 			t.Log(err)
 		})
 	}
-	_, err := LoadPartitioner(context.Background(), path, Options{Config: []byte(`{"mode":"reject"}`)}, nil)
+	_, err := LoadPartitioner(context.Background(), path, Options{Config: []byte(`{"mode":"reject"}`)})
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("rejected config: %v", err)
 	}
@@ -210,7 +196,7 @@ func TestGoGuestFailures(t *testing.T) {
 func TestReload(t *testing.T) {
 	ctx := context.Background()
 	path := writeModule(t, partitionerModule(constPartitionFn(1)))
-	p, err := LoadPartitioner(ctx, path, Options{MaxInstances: 2}, nil)
+	p, err := LoadPartitioner(ctx, path, Options{MaxInstances: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +310,7 @@ func TestRetention(t *testing.T) {
 		{"trap", trapBody, 0, ErrTrap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := LoadRetentionPolicy(ctx, module(tc.body), Options{}, nil)
+			r, err := LoadRetentionPolicy(ctx, module(tc.body), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,15 +318,6 @@ func TestRetention(t *testing.T) {
 			n, err := r.DeletableSegments(ctx, p)
 			if !errors.Is(err, tc.err) || n != tc.want {
 				t.Fatalf("got %d, %v; want %d, %v", n, err, tc.want, tc.err)
-			}
-			fb, err := LoadRetentionPolicy(ctx, module(tc.body), Options{}, retention.Func(func(context.Context, retention.Partition) (int, error) { return 1, nil }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fb.Close(ctx)
-			n, err = fb.DeletableSegments(ctx, p)
-			if want := map[bool]int{true: tc.want, false: 1}[tc.err == nil]; err != nil || n != want {
-				t.Fatalf("with fallback: %d, %v; want %d", n, err, want)
 			}
 		})
 	}
@@ -374,7 +351,7 @@ func TestAuthorizer(t *testing.T) {
 		{"trap", trapBody, auth.Deny, ErrTrap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := LoadAuthorizer(ctx, module(tc.body), Options{}, nil)
+			a, err := LoadAuthorizer(ctx, module(tc.body), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,7 +85,7 @@ func TestInterceptorNeedsABI2(t *testing.T) {
 	}
 	// An ABI 1 partitioner still loads.
 	p := writeModule(t, partitionerModule(constPartitionFn(0)))
-	pt, err := LoadPartitioner(context.Background(), p, Options{}, nil)
+	pt, err := LoadPartitioner(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,23 +11,21 @@ import (
 
 // Partitioner is a WebAssembly partitioner: it implements the sdk's
 // partitioner.BatchPartitioner (one guest call per batch, split only when
-// the encoded batch is over MaxCallBytes) and partitioner.Partitioner.
+// the encoded batch is over MaxCallBytes).
 type Partitioner struct {
-	m        *Module
-	fallback partitioner.BatchPartitioner
+	m *Module
 }
 
-// LoadPartitioner loads the partitioner module at path. fallback places a
-// batch when the module fails (trap, timeout, memory limit, bad partition,
-// error code); nil rejects the batch with the module's error instead. The
-// failure is logged either way. fallback is called from many goroutines
-// (partitioner.Murmur2Batch is safe for that).
-func LoadPartitioner(ctx context.Context, path string, o Options, fallback partitioner.BatchPartitioner) (*Partitioner, error) {
+// LoadPartitioner loads the partitioner module at path. A failing call
+// (trap, timeout, memory limit, bad partition, error code) returns the
+// module's error; the fallback is the caller's (core/extension in the
+// broker).
+func LoadPartitioner(ctx context.Context, path string, o Options) (*Partitioner, error) {
 	m, err := Load(ctx, path, KindPartitioner, o)
 	if err != nil {
 		return nil, err
 	}
-	return &Partitioner{m: m, fallback: fallback}, nil
+	return &Partitioner{m: m}, nil
 }
 
 // Module returns the underlying module (Reload, Watch, Info, Close).
@@ -41,33 +39,16 @@ func (p *Partitioner) PartitionBatch(records []partitioner.Record, numPartitions
 	return p.PartitionBatchContext(context.Background(), records, numPartitions, out)
 }
 
-// Partition implements partitioner.Partitioner for one record. A failure
-// with no fallback places the record by Kafka's rule, since the
-// per-record interface has no error; use PartitionBatch to see errors.
-func (p *Partitioner) Partition(r partitioner.Record, numPartitions int32) int32 {
-	var out [1]int32
-	if err := p.PartitionBatch([]partitioner.Record{r}, numPartitions, out[:]); err != nil {
-		return partitioner.KeyPartition(r.Key, numPartitions)
-	}
-	return out[0]
-}
-
 // PartitionBatchContext is PartitionBatch under ctx, which bounds the wait
 // for an instance and, with a CallTimeout, the call.
 func (p *Partitioner) PartitionBatchContext(ctx context.Context, records []partitioner.Record, numPartitions int32, out []int32) error {
 	if err := partitioner.CheckBatch(records, numPartitions, out); err != nil {
 		return fmt.Errorf("hooks: %w", err)
 	}
-	err := p.run(ctx, records, numPartitions, out)
-	if err == nil {
-		return nil
+	if err := p.run(ctx, records, numPartitions, out); err != nil {
+		return fmt.Errorf("hooks: partitioner %s: %w", p.m.path, err)
 	}
-	err = fmt.Errorf("hooks: partitioner %s: %w", p.m.path, err)
-	if p.fallback == nil {
-		return err
-	}
-	p.m.opts.Logger.Warn("hooks: partitioner failed; using the fallback", "module", p.m.path, "err", err)
-	return p.fallback.PartitionBatch(records, numPartitions, out)
+	return nil
 }
 
 func (p *Partitioner) run(ctx context.Context, records []partitioner.Record, numPartitions int32, out []int32) error {

@@ -12,7 +12,7 @@ import (
 func TestGoGuestMatchesBuiltin(t *testing.T) {
 	path := hookstest.BuildGo(t, "testdata/murmur")
 	ctx := context.Background()
-	p, err := LoadPartitioner(ctx, path, Options{}, nil)
+	p, err := LoadPartitioner(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,19 +11,17 @@ import (
 // RetentionPolicy is a WebAssembly retention policy implementing the sdk's
 // retention.Policy: one guest call per partition per cleaner round.
 type RetentionPolicy struct {
-	m        *Module
-	fallback retention.Policy
+	m *Module
 }
 
-// LoadRetentionPolicy loads the retention module at path. fallback decides
-// when the module fails; nil returns the module's error (the broker then
-// keeps every segment this round).
-func LoadRetentionPolicy(ctx context.Context, path string, o Options, fallback retention.Policy) (*RetentionPolicy, error) {
+// LoadRetentionPolicy loads the retention module at path. A failing call
+// returns the module's error; the fallback is the caller's.
+func LoadRetentionPolicy(ctx context.Context, path string, o Options) (*RetentionPolicy, error) {
 	m, err := Load(ctx, path, KindRetention, o)
 	if err != nil {
 		return nil, err
 	}
-	return &RetentionPolicy{m: m, fallback: fallback}, nil
+	return &RetentionPolicy{m: m}, nil
 }
 
 // Module returns the underlying module (Reload, Watch, Info, Close).
@@ -38,15 +36,10 @@ func (r *RetentionPolicy) DeletableSegments(ctx context.Context, p retention.Par
 	if err == nil {
 		err = retention.Check(p, n)
 	}
-	if err == nil {
-		return n, nil
+	if err != nil {
+		return 0, fmt.Errorf("hooks: retention %s: %s-%d: %w", r.m.path, p.Topic, p.Partition, err)
 	}
-	err = fmt.Errorf("hooks: retention %s: %s-%d: %w", r.m.path, p.Topic, p.Partition, err)
-	if r.fallback == nil {
-		return 0, err
-	}
-	r.m.opts.Logger.Warn("hooks: retention policy failed; using the fallback", "module", r.m.path, "err", err)
-	return r.fallback.DeletableSegments(ctx, p)
+	return n, nil
 }
 
 func (r *RetentionPolicy) run(ctx context.Context, p *retention.Partition) (int, error) {

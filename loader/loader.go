@@ -3,7 +3,8 @@
 // processes through plugins, and hands them to the server as sdk contracts
 // in server.Options. It is the one wiring path shared by `gregor serve` and
 // the tests that start a broker the way serve does. It owns no extension
-// behaviour: fallback rules are the broker's (core/extension).
+// behaviour: fallback, failure policy, time limits and statistics are the
+// broker's (core/extension), the same for both hosts.
 package loader
 
 import (
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/server"
 	"github.com/gregorbroker/gregor/hooks"
 	"github.com/gregorbroker/gregor/plugins"
@@ -28,8 +30,9 @@ import (
 // Open opens every [extensions.NAME] of cfg: WASM modules through hooks,
 // plugin processes through plugins. It fills opts with them and returns a
 // function that closes them all; on error, whatever was opened is closed.
-// The adapters get no fallback: the broker applies each extension's
-// fallback rule itself.
+// The hosts only load and call: each extension's fallback, failure
+// policy, time limit and statistics are core/extension's, which also
+// resolves the time limit the hosts enforce (extension.CallTimeout).
 func Open(ctx context.Context, cfg config.Config, opts *server.Options, logger *slog.Logger) (_ func(), err error) {
 	var closers []func()
 	closeAll := func() {
@@ -118,7 +121,10 @@ func register(opts *server.Options, name, kind string, impl any) error {
 	case config.KindAuthenticator:
 		var a sdkauth.Authenticator
 		if a, ok = impl.(sdkauth.Authenticator); ok {
-			opts.Authenticators = append(opts.Authenticators, a)
+			if opts.Authenticators == nil {
+				opts.Authenticators = map[string]sdkauth.Authenticator{}
+			}
+			opts.Authenticators[name] = a
 		}
 	}
 	if !ok {
@@ -130,7 +136,7 @@ func register(opts *server.Options, name, kind string, impl any) error {
 func openWASM(ctx context.Context, name string, decl config.Extension, settings []byte, log *slog.Logger) (any, func(), error) {
 	o := hooks.Options{
 		MemoryLimitPages: decl.MemoryLimitPages,
-		CallTimeout:      time.Duration(decl.TimeoutMs) * time.Millisecond,
+		CallTimeout:      extension.CallTimeout(decl),
 		Trusted:          decl.Trusted,
 		Config:           settings,
 		Logger:           log,
@@ -146,19 +152,19 @@ func openWASM(ctx context.Context, name string, decl config.Extension, settings 
 	}
 	switch decl.Kind {
 	case config.KindPartitioner:
-		p, err := hooks.LoadPartitioner(ctx, decl.WASM, o, nil)
+		p, err := hooks.LoadPartitioner(ctx, decl.WASM, o)
 		if err != nil {
 			return nil, nil, err
 		}
 		return p, closeCtx(p.Close), nil
 	case config.KindRetention:
-		r, err := hooks.LoadRetentionPolicy(ctx, decl.WASM, o, nil)
+		r, err := hooks.LoadRetentionPolicy(ctx, decl.WASM, o)
 		if err != nil {
 			return nil, nil, err
 		}
 		return r, closeCtx(r.Close), nil
 	case config.KindAuthorizer:
-		a, err := hooks.LoadAuthorizer(ctx, decl.WASM, o, nil)
+		a, err := hooks.LoadAuthorizer(ctx, decl.WASM, o)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -180,31 +186,30 @@ func openPlugin(name string, decl config.Extension, settings []byte, log *slog.L
 		Path:        decl.Exec,
 		Args:        decl.Args,
 		ConfigJSON:  settings,
-		CallTimeout: time.Duration(decl.TimeoutMs) * time.Millisecond,
-		CacheTTL:    time.Duration(decl.CacheTTLMs) * time.Millisecond,
+		CallTimeout: extension.CallTimeout(decl),
 		Logger:      log,
 	}
 	switch decl.Kind {
 	case config.KindPartitioner:
-		p, err := plugins.OpenPartitioner(pc, nil)
+		p, err := plugins.OpenPartitioner(pc)
 		if err != nil {
 			return nil, nil, err
 		}
 		return p, func() { p.Close() }, nil
 	case config.KindRetention:
-		r, err := plugins.OpenRetention(pc, nil)
+		r, err := plugins.OpenRetention(pc)
 		if err != nil {
 			return nil, nil, err
 		}
 		return r.Policy(), func() { r.Close() }, nil
 	case config.KindAuthenticator:
-		a, err := plugins.OpenAuthenticator(pc, nil)
+		a, err := plugins.OpenAuthenticator(pc)
 		if err != nil {
 			return nil, nil, err
 		}
 		return a, func() { a.Close() }, nil
 	case config.KindAuthorizer:
-		a, err := plugins.OpenAuthorizer(pc, nil)
+		a, err := plugins.OpenAuthorizer(pc)
 		if err != nil {
 			return nil, nil, err
 		}

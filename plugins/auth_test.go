@@ -14,7 +14,7 @@ import (
 
 func TestAuthenticatorPlugin(t *testing.T) {
 	cfg, _, _ := testConfig(t, sdkplugin.KindAuthenticator, `{"users": {"alice": "secret"}}`)
-	a, err := OpenAuthenticator(cfg, nil)
+	a, err := OpenAuthenticator(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,24 +50,14 @@ func TestAuthenticatorPlugin(t *testing.T) {
 	}
 }
 
-// countingAuthorizer allows everything and counts the actions it saw.
-type countingAuthorizer struct{ n int }
-
-func (c *countingAuthorizer) Authorize(ctx context.Context, actions []auth.Action, decisions []auth.Decision) error {
-	c.n += len(actions)
-	return auth.AllowAll{}.Authorize(ctx, actions, decisions)
-}
-
 func write(principal, topic string) auth.Action {
 	p, _ := auth.ParsePrincipal(principal)
 	return auth.Action{Principal: p, Operation: auth.OpWrite, Resource: auth.Resource{Type: auth.ResourceTopic, Name: topic, Pattern: auth.PatternLiteral}}
 }
 
-func TestAuthorizerDecidesAndCaches(t *testing.T) {
+func TestAuthorizerDecides(t *testing.T) {
 	cfg, clock, _ := testConfig(t, sdkplugin.KindAuthorizer, `{"allow": ["User:alice"]}`)
-	cfg.CacheTTL = 10 * time.Second
-	fallback := &countingAuthorizer{}
-	z, err := OpenAuthorizer(cfg, fallback)
+	z, err := OpenAuthorizer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,92 +70,37 @@ func TestAuthorizerDecidesAndCaches(t *testing.T) {
 	if decisions[0] != auth.Allow || decisions[1] != auth.Deny {
 		t.Fatalf("decisions %v", decisions)
 	}
-	if z.cache.Len() != 2 {
-		t.Fatalf("%d cached decisions", z.cache.Len())
-	}
 
-	// With the process gone, cached decisions are still the plugin's; an
-	// uncached one goes to the fallback (which allows everything).
+	// With the process gone the call fails and denies every action.
 	z.proc.mu.Lock()
 	pid := z.proc.client.ReattachConfig().Pid
 	z.proc.mu.Unlock()
 	must(t, syscall.Kill(pid, syscall.SIGKILL))
-	mixed := []auth.Action{write("User:bob", "orders"), write("User:carol", "orders"), write("User:alice", "orders")}
-	decisions = make([]auth.Decision, 3)
-	if err := z.Authorize(context.Background(), mixed, decisions); err != nil {
-		t.Fatal(err)
+	decisions = []auth.Decision{auth.Allow, auth.Allow}
+	if err := z.Authorize(context.Background(), actions, decisions); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
-	// The call failed for carol, so the whole batch went to the fallback.
-	if fallback.n != 3 {
-		t.Fatalf("fallback saw %d actions, want 3", fallback.n)
+	if decisions[0] != auth.Deny || decisions[1] != auth.Deny {
+		t.Fatalf("a failed call left decisions %v", decisions)
 	}
-	cachedOnly := []auth.Action{write("User:bob", "orders"), write("User:alice", "orders")}
-	decisions = make([]auth.Decision, 2)
-	if err := z.Authorize(context.Background(), cachedOnly, decisions); err != nil {
-		t.Fatal(err)
-	}
-	if decisions[0] != auth.Deny || decisions[1] != auth.Allow || fallback.n != 3 {
-		t.Fatalf("cached decisions %v, fallback saw %d", decisions, fallback.n)
-	}
-	// After the TTL the cache no longer answers.
-	clock.Advance(10 * time.Second)
-	if err := z.Authorize(context.Background(), cachedOnly, decisions); err != nil {
-		t.Fatal(err)
-	}
-	if fallback.n != 5 {
-		t.Fatalf("expired decisions should go to the fallback; it saw %d actions", fallback.n)
-	}
+	clock.Advance(time.Second)
 	if err := z.WaitReady(waitCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := z.Authorize(context.Background(), cachedOnly, decisions); err != nil || decisions[0] != auth.Deny || decisions[1] != auth.Allow {
+	if err := z.Authorize(context.Background(), actions, decisions); err != nil || decisions[0] != auth.Allow || decisions[1] != auth.Deny {
 		t.Fatalf("after restart: %v %v", decisions, err)
 	}
 }
 
-func TestAuthorizerRejectsWithoutFallback(t *testing.T) {
+func TestAuthorizerError(t *testing.T) {
 	cfg, _, _ := testConfig(t, sdkplugin.KindAuthorizer, `{"allow": ["User:alice"]}`)
-	cfg.CacheTTL = -1
-	z, err := OpenAuthorizer(cfg, nil)
+	z, err := OpenAuthorizer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer z.Close()
-	if z.cache != nil {
-		t.Fatal("a negative TTL should disable the cache")
-	}
 	err = z.Authorize(context.Background(), []auth.Action{write("User:error", "t")}, make([]auth.Decision, 1))
 	if !errors.Is(err, ErrExtension) {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-func TestDecisionCacheBound(t *testing.T) {
-	clock := newFakeClock()
-	c := newDecisionCache(time.Minute, 3, clock.Now)
-	for _, topic := range []string{"a", "b", "c"} {
-		c.put(write("User:x", topic), auth.Allow)
-	}
-	if c.Len() != 3 {
-		t.Fatalf("len %d", c.Len())
-	}
-	// Full and nothing expired: the cache starts over rather than grow.
-	c.put(write("User:x", "d"), auth.Deny)
-	if c.Len() != 1 {
-		t.Fatalf("len %d after overflow", c.Len())
-	}
-	if d, ok := c.get(write("User:x", "d")); !ok || d != auth.Deny {
-		t.Fatalf("get d: %v %v", d, ok)
-	}
-	c.put(write("User:x", "e"), auth.Allow)
-	clock.Advance(30 * time.Second)
-	c.put(write("User:x", "f"), auth.Allow)
-	clock.Advance(31 * time.Second) // d and e expired, f not
-	c.put(write("User:x", "g"), auth.Allow)
-	if c.Len() != 2 {
-		t.Fatalf("expired entries should go first; len %d", c.Len())
-	}
-	if _, ok := c.get(write("User:x", "f")); !ok {
-		t.Fatal("f lost")
 	}
 }

@@ -15,7 +15,6 @@ import (
 // the broker should not keep.
 type Authenticator struct {
 	extension
-	fallback auth.Authenticator
 
 	mu         sync.Mutex // guards mechanisms
 	mechanisms []string
@@ -23,14 +22,14 @@ type Authenticator struct {
 
 var _ auth.Authenticator = (*Authenticator)(nil)
 
-// OpenAuthenticator starts an authenticator plugin. When a call fails,
-// fallback authenticates instead; a nil fallback fails the authentication.
-func OpenAuthenticator(cfg Config, fallback auth.Authenticator) (*Authenticator, error) {
+// OpenAuthenticator starts an authenticator plugin. A failing call fails
+// the authentication with its error.
+func OpenAuthenticator(cfg Config) (*Authenticator, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(sdkplugin.KindAuthenticator); err != nil {
 		return nil, err
 	}
-	a := &Authenticator{fallback: fallback}
+	a := &Authenticator{}
 	proc, err := startProcess(cfg, func(ctx context.Context, raw any) error {
 		c := raw.(pb.AuthenticatorClient)
 		if _, err := c.Configure(ctx, configureRequest(cfg)); err != nil {
@@ -82,15 +81,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, c auth.Credentials) (a
 		}
 		return nil
 	})
-	if err == nil {
-		if reject != "" || p == (auth.Principal{}) {
-			return auth.Principal{}, fmt.Errorf("plugins: %s: %w: %s", a.Name(), auth.ErrAuthenticationFailed, reject)
-		}
-		return p, nil
-	}
-	if a.fallback == nil {
+	if err != nil {
 		return auth.Principal{}, err
 	}
-	a.fellBack(err)
-	return a.fallback.Authenticate(ctx, c)
+	if reject != "" || p == (auth.Principal{}) {
+		return auth.Principal{}, fmt.Errorf("plugins: %s: %w: %s", a.Name(), auth.ErrAuthenticationFailed, reject)
+	}
+	return p, nil
 }

@@ -35,16 +35,10 @@ type Config struct {
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
 
-	// CacheTTL is how long an authorizer keeps a decision; 0 means the
-	// default 10s, a negative value disables the cache. CacheEntries bounds
-	// the cache (default 10000).
-	CacheTTL     time.Duration
-	CacheEntries int
-
 	// Logger receives the host's events and the plugin's stderr. Default
 	// slog.Default().
 	Logger *slog.Logger
-	// Now is the clock for backoff and the decision cache. Default
+	// Now is the clock for backoff. Default
 	// time.Now.
 	Now func() time.Time
 }
@@ -61,12 +55,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 30 * time.Second
-	}
-	if c.CacheTTL == 0 {
-		c.CacheTTL = 10 * time.Second
-	}
-	if c.CacheEntries == 0 {
-		c.CacheEntries = 10000
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -97,8 +85,6 @@ func (c Config) validate(kind string) error {
 		return bad("start timeout %v is negative", c.StartTimeout)
 	case c.MinBackoff < 0 || c.MaxBackoff < c.MinBackoff:
 		return bad("backoff %v..%v is not a range", c.MinBackoff, c.MaxBackoff)
-	case c.CacheEntries < 0:
-		return bad("cache entries %d is negative", c.CacheEntries)
 	}
 	known := false
 	for _, k := range sdkplugin.Kinds {

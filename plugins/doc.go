@@ -4,12 +4,14 @@
 // log, bounds every call with a timeout, restarts a crashed or hung process
 // with exponential backoff, and adapts the process to the sdk contracts
 // (partitioner.BatchPartitioner, retention.Policy, auth.Authenticator,
-// auth.Authorizer, the last with a decision cache).
+// auth.Authorizer, interceptor.Interceptor).
 //
 // When a call fails (the process is down, restarting, too slow, or answers
-// with an error or an invalid answer) an adapter applies its fallback: the
-// built-in implementation the broker passes in, or, without one, an error
-// that rejects the request. A failing plugin never takes the broker down.
+// with an error or an invalid answer) an adapter returns an error that
+// says which (ErrUnavailable, ErrTimeout, ErrExtension): the fallback, the
+// failure policy and the call statistics are the broker's (core/extension),
+// the same for plugin processes and WebAssembly modules. A failing plugin
+// never takes the broker down.
 //
 // It must not import core: the server injects these adapters where core
 // expects the sdk contracts.

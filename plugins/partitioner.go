@@ -3,7 +3,6 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/gregorbroker/gregor/sdk"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
@@ -16,8 +15,7 @@ func configureRequest(cfg Config) *pb.ConfigureRequest {
 	return &pb.ConfigureRequest{Name: cfg.Name, ConfigJson: cfg.ConfigJSON, ContractVersion: sdk.ContractVersion}
 }
 
-// extension is what every adapter shares: the supervised process and the
-// fallback bookkeeping.
+// extension is what every adapter shares: the supervised process.
 type extension struct {
 	proc *process
 }
@@ -36,24 +34,17 @@ func (e *extension) Close() error {
 	return nil
 }
 
-func (e *extension) fellBack(err error) {
-	e.proc.log.Debug("extension call failed; using the built-in fallback", "error", err)
-}
-
 // Partitioner is a partitioner.BatchPartitioner served by a plugin process.
 // It is safe for concurrent use.
 type Partitioner struct {
 	extension
-
-	fbMu     sync.Mutex // serialises fallback, which need not be goroutine-safe
-	fallback partitioner.BatchPartitioner
 }
 
 var _ partitioner.BatchPartitioner = (*Partitioner)(nil)
 
-// OpenPartitioner starts a partitioner plugin. When a call fails, fallback
-// places the batch instead; a nil fallback makes the call fail.
-func OpenPartitioner(cfg Config, fallback partitioner.BatchPartitioner) (*Partitioner, error) {
+// OpenPartitioner starts a partitioner plugin. A failing call returns its
+// error; the fallback is the caller's (core/extension in the broker).
+func OpenPartitioner(cfg Config) (*Partitioner, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(sdkplugin.KindPartitioner); err != nil {
 		return nil, err
@@ -65,19 +56,25 @@ func OpenPartitioner(cfg Config, fallback partitioner.BatchPartitioner) (*Partit
 	if err != nil {
 		return nil, err
 	}
-	return &Partitioner{extension: extension{proc: proc}, fallback: fallback}, nil
+	return &Partitioner{extension: extension{proc: proc}}, nil
 }
 
 // PartitionBatch implements partitioner.BatchPartitioner with one call to
 // the plugin for the whole batch.
 func (p *Partitioner) PartitionBatch(records []partitioner.Record, numPartitions int32, out []int32) error {
+	return p.PartitionBatchContext(context.Background(), records, numPartitions, out)
+}
+
+// PartitionBatchContext is PartitionBatch under ctx, whose deadline, when
+// it comes before the call timeout, bounds the call.
+func (p *Partitioner) PartitionBatchContext(ctx context.Context, records []partitioner.Record, numPartitions int32, out []int32) error {
 	if err := partitioner.CheckBatch(records, numPartitions, out); err != nil {
 		return err
 	}
 	if len(records) == 0 {
 		return nil
 	}
-	err := p.proc.call(context.Background(), "partition", func(ctx context.Context, raw any) error {
+	return p.proc.call(ctx, "partition", func(ctx context.Context, raw any) error {
 		resp, err := raw.(pb.PartitionerClient).PartitionBatch(ctx, &pb.PartitionBatchRequest{
 			NumPartitions: numPartitions,
 			Records:       sdkplugin.RecordsToProto(records),
@@ -97,14 +94,4 @@ func (p *Partitioner) PartitionBatch(records []partitioner.Record, numPartitions
 		copy(out, parts)
 		return nil
 	})
-	if err == nil {
-		return nil
-	}
-	if p.fallback == nil {
-		return err
-	}
-	p.fellBack(err)
-	p.fbMu.Lock()
-	defer p.fbMu.Unlock()
-	return p.fallback.PartitionBatch(records, numPartitions, out)
 }

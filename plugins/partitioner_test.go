@@ -14,10 +14,10 @@ import (
 	sdkplugin "github.com/gregorbroker/gregor/sdk/plugin"
 )
 
-func openTestPartitioner(t *testing.T, fallback partitioner.BatchPartitioner) (*Partitioner, *fakeClock, *logSink) {
+func openTestPartitioner(t *testing.T) (*Partitioner, *fakeClock, *logSink) {
 	t.Helper()
 	cfg, clock, sink := testConfig(t, sdkplugin.KindPartitioner, `{}`)
-	p, err := OpenPartitioner(cfg, fallback)
+	p, err := OpenPartitioner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func keyed(keys ...string) []partitioner.Record {
 }
 
 func TestPartitionerPlacesBatch(t *testing.T) {
-	p, _, _ := openTestPartitioner(t, nil)
+	p, _, _ := openTestPartitioner(t)
 	tests := []struct {
 		name    string
 		records []partitioner.Record
@@ -63,7 +63,7 @@ func TestPartitionerPlacesBatch(t *testing.T) {
 }
 
 func TestPartitionerBadArguments(t *testing.T) {
-	p, _, _ := openTestPartitioner(t, nil)
+	p, _, _ := openTestPartitioner(t)
 	if err := p.PartitionBatch(keyed("a"), 0, make([]int32, 1)); !errors.Is(err, partitioner.ErrNoPartitions) {
 		t.Fatalf("0 partitions: %v", err)
 	}
@@ -73,7 +73,7 @@ func TestPartitionerBadArguments(t *testing.T) {
 }
 
 func TestPartitionerForwardsStderr(t *testing.T) {
-	_, _, sink := openTestPartitioner(t, nil)
+	_, _, sink := openTestPartitioner(t)
 	ctx := waitCtx(t)
 	for _, want := range []string{"msg=configured", "plain stderr line from test-partitioner"} {
 		select {
@@ -98,7 +98,7 @@ func TestPartitionerExtensionErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
-			p, _, _ := openTestPartitioner(t, nil)
+			p, _, _ := openTestPartitioner(t)
 			out := make([]int32, 2)
 			err := p.PartitionBatch(keyed("ok", tt.key), 4, out)
 			if !errors.Is(err, ErrExtension) || !errors.Is(err, tt.target) || !strings.Contains(err.Error(), tt.text) {
@@ -113,7 +113,7 @@ func TestPartitionerExtensionErrors(t *testing.T) {
 }
 
 func TestPartitionerCrashRestartsWithBackoff(t *testing.T) {
-	p, clock, sink := openTestPartitioner(t, nil)
+	p, clock, sink := openTestPartitioner(t)
 	out := make([]int32, 1)
 	err := p.PartitionBatch(keyed("crash"), 4, out)
 	if !errors.Is(err, ErrUnavailable) {
@@ -157,7 +157,7 @@ func TestPartitionerCrashRestartsWithBackoff(t *testing.T) {
 func TestPartitionerHangTimesOut(t *testing.T) {
 	cfg, clock, _ := testConfig(t, sdkplugin.KindPartitioner, `{}`)
 	cfg.CallTimeout = 200 * time.Millisecond
-	p, err := OpenPartitioner(cfg, nil)
+	p, err := OpenPartitioner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +180,13 @@ func TestPartitionerHangTimesOut(t *testing.T) {
 	}
 }
 
-func TestPartitionerKilledMidUseFallsBack(t *testing.T) {
-	fallback := &partitioner.Murmur2Batch{}
-	p, clock, _ := openTestPartitioner(t, fallback)
+func TestPartitionerKilledMidUse(t *testing.T) {
+	p, clock, _ := openTestPartitioner(t)
 	records := keyed("21", "foobar", "abc")
-	want := []int32{partitioner.KeyPartition([]byte("21"), 16), partitioner.KeyPartition([]byte("foobar"), 16), partitioner.KeyPartition([]byte("abc"), 16)}
 
-	// Callers keep going while the process is killed: every call succeeds,
-	// answered by the plugin before the kill and by the fallback after.
+	// Callers keep going while the process is killed: every call is
+	// answered by the plugin before the kill or fails with ErrUnavailable
+	// after it (the fallback is the broker's), and none hangs.
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	killed := make(chan struct{})
@@ -207,7 +206,7 @@ func TestPartitionerKilledMidUseFallsBack(t *testing.T) {
 					}
 					close(killed)
 				}
-				if err := p.PartitionBatch(records, 16, out); err != nil {
+				if err := p.PartitionBatch(records, 16, out); err != nil && !errors.Is(err, ErrUnavailable) {
 					errs <- err
 					return
 				}
@@ -221,13 +220,8 @@ func TestPartitionerKilledMidUseFallsBack(t *testing.T) {
 	}
 	<-killed
 	out := make([]int32, len(records))
-	if err := p.PartitionBatch(records, 16, out); err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		if out[i] != want[i] {
-			t.Fatalf("fallback placed %v, want murmur2 %v", out, want)
-		}
+	if err := p.PartitionBatch(records, 16, out); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v with the process down, want ErrUnavailable", err)
 	}
 	clock.Advance(time.Second)
 	if err := p.WaitReady(waitCtx(t)); err != nil {
@@ -265,7 +259,7 @@ func TestStartFailures(t *testing.T) {
 			cfg, _, _ := testConfig(t, sdkplugin.KindPartitioner, tt.config)
 			cfg.Path = tt.path
 			cfg.StartTimeout = 2 * time.Second
-			p, err := OpenPartitioner(cfg, nil)
+			p, err := OpenPartitioner(cfg)
 			if err == nil {
 				p.Close()
 				t.Fatal("started")
@@ -296,7 +290,7 @@ func TestConfigValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, _, _ := testConfig(t, sdkplugin.KindPartitioner, `{}`)
 			tt.edit(&cfg)
-			_, err := OpenPartitioner(cfg, nil)
+			_, err := OpenPartitioner(cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.text) {
 				t.Fatalf("err = %v, want %q", err, tt.text)
 			}
@@ -315,7 +309,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestClosed(t *testing.T) {
-	p, _, _ := openTestPartitioner(t, nil)
+	p, _, _ := openTestPartitioner(t)
 	p.Close()
 	if err := p.PartitionBatch(keyed("a"), 2, make([]int32, 1)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)

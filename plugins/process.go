@@ -263,7 +263,8 @@ func (p *process) waitReady(ctx context.Context) error {
 	}
 }
 
-// call runs fn against the live process with the call timeout and sorts
+// call runs fn against the live process with the call timeout (or ctx's
+// earlier deadline) and sorts
 // its failure into ErrTimeout (the process is restarted), ErrUnavailable
 // (crashed: restarted), or ErrExtension (the extension's own error).
 func (p *process) call(ctx context.Context, op string, fn func(ctx context.Context, raw any) error) error {
@@ -283,9 +284,13 @@ func (p *process) call(ctx context.Context, op string, fn func(ctx context.Conte
 		p.succeeded(gen)
 		return fmt.Errorf("%s: %w", prefix, err)
 	}
-	if ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// The caller gave up; the process may be fine.
 		return fmt.Errorf("%s: %w", prefix, ctx.Err())
 	}
+	// The caller's deadline (core/extension bounds every call with the
+	// extension's timeout) passing unanswered is a hang like the call
+	// timeout's: the process is restarted.
 	st, _ := status.FromError(err)
 	switch st.Code() {
 	case codes.Aborted:

@@ -15,7 +15,6 @@ import (
 // plugin's group interest when it declared one.
 type Retention struct {
 	extension
-	fallback retention.Policy
 
 	mu       sync.Mutex // guards declared and groups
 	declared bool
@@ -24,15 +23,14 @@ type Retention struct {
 
 var _ retention.Policy = (*Retention)(nil)
 
-// OpenRetention starts a retention plugin. When a call fails, fallback
-// decides instead; a nil fallback makes the call fail, which keeps every
-// segment that round.
-func OpenRetention(cfg Config, fallback retention.Policy) (*Retention, error) {
+// OpenRetention starts a retention plugin. A failing call returns its
+// error; the fallback is the caller's.
+func OpenRetention(cfg Config) (*Retention, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(sdkplugin.KindRetention); err != nil {
 		return nil, err
 	}
-	r := &Retention{fallback: fallback}
+	r := &Retention{}
 	proc, err := startProcess(cfg, func(ctx context.Context, raw any) error {
 		c := raw.(pb.RetentionClient)
 		if _, err := c.Configure(ctx, configureRequest(cfg)); err != nil {
@@ -94,12 +92,8 @@ func (r *Retention) DeletableSegments(ctx context.Context, p retention.Partition
 		}
 		return nil
 	})
-	if err == nil {
-		return n, nil
-	}
-	if r.fallback == nil {
+	if err != nil {
 		return 0, err
 	}
-	r.fellBack(err)
-	return r.fallback.DeletableSegments(ctx, p)
+	return n, nil
 }

@@ -24,7 +24,7 @@ func threeSegments(topic string, groups ...retention.GroupOffset) retention.Part
 
 func TestRetentionPlugin(t *testing.T) {
 	cfg, _, _ := testConfig(t, sdkplugin.KindRetention, `{"groups": ["billing", "audit"]}`)
-	r, err := OpenRetention(cfg, nil)
+	r, err := OpenRetention(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRetentionPlugin(t *testing.T) {
 
 func TestRetentionWithoutGroupInterest(t *testing.T) {
 	cfg, _, _ := testConfig(t, sdkplugin.KindRetention, `{}`)
-	r, err := OpenRetention(cfg, nil)
+	r, err := OpenRetention(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,24 +67,21 @@ func TestRetentionWithoutGroupInterest(t *testing.T) {
 	}
 }
 
-func TestRetentionBadAnswersFallBack(t *testing.T) {
-	keepOne := retention.Func(func(context.Context, retention.Partition) (int, error) { return 1, nil })
+func TestRetentionBadAnswers(t *testing.T) {
 	tests := []struct {
-		name     string
-		topic    string
-		fallback retention.Policy
-		want     int
-		target   error
+		name   string
+		topic  string
+		want   int
+		target error
 	}{
-		{"out of range, no fallback", "range", nil, 0, retention.ErrOutOfRange},
-		{"error, no fallback", "error", nil, 0, ErrExtension},
-		{"out of range, fallback", "range", keepOne, 1, nil},
-		{"crash, fallback", "crash", keepOne, 1, nil},
+		{"out of range", "range", 0, retention.ErrOutOfRange},
+		{"error", "error", 0, ErrExtension},
+		{"crash", "crash", 0, ErrUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, _, _ := testConfig(t, sdkplugin.KindRetention, `{}`)
-			r, err := OpenRetention(cfg, tt.fallback)
+			r, err := OpenRetention(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,7 +41,7 @@ func BenchmarkExtPluginPartitioner(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build testplugin: %v\n%s", err, out)
 	}
-	p, err := plugins.OpenPartitioner(plugins.Config{Name: "bench", Kind: config.KindPartitioner, Path: bin}, nil)
+	p, err := plugins.OpenPartitioner(plugins.Config{Name: "bench", Kind: config.KindPartitioner, Path: bin})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func produceRound(b *testing.B, cl *kgo.Client, keys [][]byte, n int) time.Durat
 // built-in murmur2 and with the AssemblyScript murmur2 module.
 func BenchmarkExtPlacementCheckCPU(b *testing.B) {
 	ctx := context.Background()
-	as, err := hooks.LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), hooks.Options{}, nil)
+	as, err := hooks.LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), hooks.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

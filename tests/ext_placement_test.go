@@ -136,7 +136,7 @@ func TestExtensionPlacementAgreesEverywhere(t *testing.T) {
 	}
 
 	// The sdk client adapters load the same module through hooks.
-	p, err := hooks.LoadPartitioner(ctx, wasm, hooks.Options{}, nil)
+	p, err := hooks.LoadPartitioner(ctx, wasm, hooks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

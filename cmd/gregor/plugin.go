@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -13,77 +14,147 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/hooks"
+	"github.com/gregorbroker/gregor/plugins"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
-// maxKeyLine bounds one line of `plugin test` input.
+// maxKeyLine bounds one line of `extension test` input.
 const maxKeyLine = 1 << 20
 
-// pluginFlags are shared by the plugin subcommands that load a module.
-type pluginFlags struct {
+// extFlags are shared by the extension subcommands that open an extension:
+// a WebAssembly module (--wasm) or a go-plugin binary (--exec).
+type extFlags struct {
 	wasm        string
+	exec        string
+	args        []string
 	config      string
 	timeout     time.Duration
 	memoryPages uint32
 }
 
-func (f *pluginFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.wasm, "wasm", "", "the WebAssembly module (required)")
-	cmd.Flags().StringVar(&f.config, "config", "{}", "the module's configuration, a JSON object")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "time limit per call (0: none, as for a trusted module)")
-	cmd.Flags().Uint32Var(&f.memoryPages, "memory-pages", hooks.DefaultMemoryLimitPages, "memory limit in 64 KiB pages")
+func (f *extFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.wasm, "wasm", "", "a WebAssembly module (this or --exec is required)")
+	cmd.Flags().StringVar(&f.exec, "exec", "", "a go-plugin binary built with sdk/plugin (this or --wasm is required)")
+	cmd.Flags().StringArrayVar(&f.args, "arg", nil, "an argument for the --exec binary (repeatable)")
+	cmd.Flags().StringVar(&f.config, "config", "{}", "the extension's configuration, a JSON object")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "time limit per call (0: the broker's default, 1s for a module, 2s for a plugin)")
+	cmd.Flags().Uint32Var(&f.memoryPages, "memory-pages", hooks.DefaultMemoryLimitPages, "a module's memory limit in 64 KiB pages")
 }
 
-func (f *pluginFlags) options() (hooks.Options, error) {
-	if f.wasm == "" {
-		return hooks.Options{}, usagef("--wasm is required")
+// settings checks the flags common to both hosts and returns the
+// configuration and the call limit the broker would use.
+func (f *extFlags) settings() ([]byte, time.Duration, error) {
+	switch {
+	case f.wasm == "" && f.exec == "":
+		return nil, 0, usagef("--wasm or --exec is required")
+	case f.wasm != "" && f.exec != "":
+		return nil, 0, usagef("--wasm and --exec exclude each other")
+	case f.wasm != "" && len(f.args) > 0:
+		return nil, 0, usagef("--arg is only for --exec")
+	case f.timeout < 0:
+		return nil, 0, usagef("--timeout must not be negative")
 	}
 	cfg := []byte(strings.TrimSpace(f.config))
 	if !bytes.HasPrefix(cfg, []byte("{")) {
-		return hooks.Options{}, usagef("--config must be a JSON object, got %q", f.config)
+		return nil, 0, usagef("--config must be a JSON object, got %q", f.config)
 	}
-	o := hooks.Options{Config: cfg, CallTimeout: f.timeout, MemoryLimitPages: f.memoryPages, MaxInstances: 1, Stderr: os.Stderr}
+	// The same resolution as for an [extensions.NAME] with this timeout_ms.
+	timeout := extension.CallTimeout(config.Extension{WASM: f.wasm, Exec: f.exec, TimeoutMs: f.timeout.Milliseconds()})
+	return cfg, timeout, nil
+}
+
+// options are the WASM host's options for the flags.
+func (f *extFlags) options() (hooks.Options, error) {
+	cfg, timeout, err := f.settings()
+	if err != nil {
+		return hooks.Options{}, err
+	}
+	if f.wasm == "" {
+		return hooks.Options{}, usagef("--wasm is required (this command reads WebAssembly modules)")
+	}
+	o := hooks.Options{Config: cfg, CallTimeout: timeout, MemoryLimitPages: f.memoryPages, MaxInstances: 1, Stderr: os.Stderr}
 	if err := o.Validate(); err != nil {
 		return o, usageError{err}
 	}
 	return o, nil
 }
 
-func newPluginCmd() *cobra.Command {
+// cliPartitioner is a partitioner from either host.
+type cliPartitioner interface {
+	partitioner.BatchPartitioner
+	PartitionBatchContext(ctx context.Context, records []partitioner.Record, numPartitions int32, out []int32) error
+}
+
+// openPartitioner opens the partitioner the flags name, in the host the
+// broker would run it in, and returns it with its closer.
+func (f *extFlags) openPartitioner(ctx context.Context, stderr io.Writer) (cliPartitioner, func(), error) {
+	cfg, timeout, err := f.settings()
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.exec != "" {
+		p, err := plugins.OpenPartitioner(plugins.Config{
+			Name: "cli", Kind: config.KindPartitioner, Path: f.exec, Args: f.args, ConfigJSON: cfg, CallTimeout: timeout,
+			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func() { p.Close() }, nil
+	}
+	o, err := f.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := hooks.LoadPartitioner(ctx, f.wasm, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { p.Close(context.WithoutCancel(ctx)) }, nil
+}
+
+// newExtensionCmd is `gregor extension`, also called `gregor plugin`.
+func newExtensionCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plugin",
-		Short: "Test, benchmark and inspect extension modules",
-		Long: `Work with Gregor's WebAssembly extensions (see hooks/ABI.md) without a broker:
-place keys with a partitioner module, measure its cost per record against the
-built-in murmur2 partitioner, or list what a module exports.`,
+		Use:     "extension",
+		Aliases: []string{"plugin"},
+		Short:   "Test, benchmark and inspect extensions: WebAssembly modules and go-plugin binaries",
+		Long: `Work with Gregor's extensions without a broker, in the same hosts the broker
+runs them in: WebAssembly modules (--wasm, see hooks/ABI.md) and go-plugin
+binaries built with sdk/plugin (--exec). Place keys with a partitioner and
+measure its cost per record against the built-in murmur2 partitioner, for
+either kind, or list what a module exports. "gregor plugin" is an alias.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPluginTestCmd(), newPluginBenchCmd(), newPluginInspectCmd())
+	cmd.AddCommand(newExtensionTestCmd(), newExtensionBenchCmd(), newExtensionInspectCmd())
 	return cmd
 }
 
-func newPluginTestCmd() *cobra.Command {
+func newExtensionTestCmd() *cobra.Command {
 	var (
-		f          pluginFlags
+		f          extFlags
 		partitions int32
 		headers    []string
 		batch      int
 	)
 	cmd := &cobra.Command{
-		Use:   "test --wasm FILE --partitions N",
-		Short: "Place keys read from stdin with a partitioner module",
-		Long: `Read keys from stdin, one per line, place them with the partitioner module and
-print "key<TAB>partition" for each, in order. The module runs in the same host
-the broker uses, with the same limits and checks. --header adds a header to
-every record (for partitioners that route by header).`,
-		Example: `  printf '21\nfoobar\n' | gregor plugin test --wasm murmur2.wasm --partitions 64
-  seq 1 5 | gregor plugin test --wasm region.wasm --partitions 12 --header region=eu`,
+		Use:   "test (--wasm FILE | --exec FILE) --partitions N",
+		Short: "Place keys read from stdin with a partitioner module or plugin",
+		Long: `Read keys from stdin, one per line, place them with the partitioner (a
+WebAssembly module or a go-plugin binary) and print "key<TAB>partition" for
+each, in order. The extension runs in the same host the broker uses, with the
+same limits and checks. --header adds a header to every record (for
+partitioners that route by header).`,
+		Example: `  printf '21\nfoobar\n' | gregor extension test --wasm murmur2.wasm --partitions 64
+  seq 1 5 | gregor extension test --wasm region.wasm --partitions 12 --header region=eu
+  seq 1 5 | gregor extension test --exec ./my-partitioner --partitions 12`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.options()
-			if err != nil {
+			if _, _, err := f.settings(); err != nil {
 				return err
 			}
 			if partitions < 1 {
@@ -101,23 +172,23 @@ every record (for partitioners that route by header).`,
 				hs = append(hs, partitioner.Header{Key: k, Value: []byte(v)})
 			}
 			ctx := cmd.Context()
-			p, err := hooks.LoadPartitioner(ctx, f.wasm, o, nil)
+			p, closeP, err := f.openPartitioner(ctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer p.Close(context.WithoutCancel(ctx))
+			defer closeP()
 			return placeKeys(ctx, p, cmd.InOrStdin(), cmd.OutOrStdout(), partitions, hs, batch)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().Int32Var(&partitions, "partitions", 0, "the topic's partition count (required)")
 	cmd.Flags().StringArrayVar(&headers, "header", nil, "a KEY=VALUE header added to every record (repeatable)")
-	cmd.Flags().IntVar(&batch, "batch", 1000, "records per call into the module")
+	cmd.Flags().IntVar(&batch, "batch", 1000, "records per call into the extension")
 	return cmd
 }
 
 // placeKeys reads lines, places them in batches and writes key<TAB>partition.
-func placeKeys(ctx context.Context, p *hooks.Partitioner, in io.Reader, out io.Writer, n int32, hs []partitioner.Header, batch int) error {
+func placeKeys(ctx context.Context, p cliPartitioner, in io.Reader, out io.Writer, n int32, hs []partitioner.Header, batch int) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxKeyLine)
 	w := bufio.NewWriter(out)
@@ -153,9 +224,9 @@ func placeKeys(ctx context.Context, p *hooks.Partitioner, in io.Reader, out io.W
 	return w.Flush()
 }
 
-func newPluginBenchCmd() *cobra.Command {
+func newExtensionBenchCmd() *cobra.Command {
 	var (
-		f          pluginFlags
+		f          extFlags
 		partitions int32
 		batches    []int
 		records    int
@@ -163,18 +234,19 @@ func newPluginBenchCmd() *cobra.Command {
 		valueSize  int
 	)
 	cmd := &cobra.Command{
-		Use:   "bench --wasm FILE",
-		Short: "Measure a partitioner module's cost per record against the built-in",
-		Long: `Place --records records with the module and with the built-in murmur2
-partitioner, for each batch size, and report nanoseconds per record. Keys are
---key-size bytes, values --value-size bytes (copied into the module only if
-it asks for values).`,
-		Example: `  gregor plugin bench --wasm murmur2.wasm
-  gregor plugin bench --wasm region.wasm --batches 1,100,1000 --timeout 100ms`,
+		Use:   "bench (--wasm FILE | --exec FILE)",
+		Short: "Measure a partitioner module's or plugin's cost per record against the built-in",
+		Long: `Place --records records with the extension (a WebAssembly module or a
+go-plugin binary) and with the built-in murmur2 partitioner, for each batch
+size, and report nanoseconds per record. Keys are --key-size bytes, values
+--value-size bytes (copied into a module only if it asks for values; always
+sent to a plugin).`,
+		Example: `  gregor extension bench --wasm murmur2.wasm
+  gregor extension bench --wasm region.wasm --batches 1,100,1000 --timeout 100ms
+  gregor extension bench --exec ./my-partitioner --records 20000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.options()
-			if err != nil {
+			if _, _, err := f.settings(); err != nil {
 				return err
 			}
 			if partitions < 1 || records < 1 || keySize < 0 || valueSize < 0 {
@@ -186,11 +258,11 @@ it asks for values).`,
 				}
 			}
 			ctx := cmd.Context()
-			p, err := hooks.LoadPartitioner(ctx, f.wasm, o, nil)
+			p, closeP, err := f.openPartitioner(ctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer p.Close(context.WithoutCancel(ctx))
+			defer closeP()
 			recs := make([]partitioner.Record, records)
 			value := make([]byte, valueSize)
 			for i := range recs {
@@ -198,17 +270,17 @@ it asks for values).`,
 				recs[i] = partitioner.Record{Key: key[len(key)-keySize:], Value: value}
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "BATCH\tBUILT-IN ns/record\tMODULE ns/record\tRATIO")
+			fmt.Fprintln(tw, "BATCH\tBUILT-IN ns/record\tEXTENSION ns/record\tRATIO")
 			for _, b := range batches {
 				builtin, err := timePlacement(ctx, &partitioner.Murmur2Batch{}, recs, partitions, b)
 				if err != nil {
 					return err
 				}
-				module, err := timePlacement(ctx, p, recs, partitions, b)
+				ext, err := timePlacement(ctx, p, recs, partitions, b)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.2fx\n", b, builtin, module, module/builtin)
+				fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.2fx\n", b, builtin, ext, ext/builtin)
 			}
 			return tw.Flush()
 		},
@@ -238,16 +310,17 @@ func timePlacement(ctx context.Context, bp partitioner.BatchPartitioner, recs []
 	return float64(time.Since(start).Nanoseconds()) / float64(len(recs)), nil
 }
 
-func newPluginInspectCmd() *cobra.Command {
-	var f pluginFlags
+func newExtensionInspectCmd() *cobra.Command {
+	var f extFlags
 	cmd := &cobra.Command{
 		Use:   "inspect FILE",
-		Short: "Print a module's ABI version, kinds, exports and imports",
+		Short: "Print a WebAssembly module's ABI version, kinds, exports and imports",
 		Long: `Compile and start a module once, then print its ABI version, the extension
 kinds it implements, the record fields a partitioner reads, its memory, and
 every export and import. A module the broker would refuse is reported with
-the reason (and what could still be read from it).`,
-		Example: `  gregor plugin inspect examples/wasm-murmur2-as/build/murmur2.wasm`,
+the reason (and what could still be read from it). A go-plugin binary states
+its kinds in its handshake; use "extension test --exec" to try one.`,
+		Example: `  gregor extension inspect examples/wasm-murmur2-as/build/murmur2.wasm`,
 		Args:    argsOne("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.wasm = args[0]

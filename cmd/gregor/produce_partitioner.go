@@ -39,7 +39,7 @@ func loadWASMPartitioner(ctx context.Context, path, cfg string, timeout time.Dur
 	}
 	// No fallback inside hooks: the adapter counts failures, so the
 	// command can report them instead of placing records silently.
-	p, err := hooks.LoadPartitioner(ctx, path, o, nil)
+	p, err := hooks.LoadPartitioner(ctx, path, o)
 	if err != nil {
 		return nil, fmt.Errorf("--partitioner-wasm %s: %w", path, err)
 	}

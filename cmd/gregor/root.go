@@ -58,7 +58,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newProduceCmd())
 	root.AddCommand(newConsumeCmd())
 	root.AddCommand(newBenchCmd())
-	root.AddCommand(newPluginCmd())
+	root.AddCommand(newExtensionCmd())
 	root.AddCommand(newMirrorCmd())
 	root.AddCommand(newClusterCmd())
 	return root

@@ -1,14 +1,21 @@
-// Package extension is the broker's side of its extension points: the
-// partitioners, retention policies and record interceptors declared in
+// Package extension is the broker's side of its extension points and the
+// one home of their policy: the partitioners, retention policies,
+// authenticators, authorizers and record interceptors declared in
 // broker.toml by name, the pick of one per topic through the topic configs
 // gregor.partitioner, gregor.retention.policy and
-// gregor.interceptor.produce, the fallback rules when an extension fails
-// (an interceptor's on_error policy and time limit among them), and what is
+// gregor.interceptor.produce (security.authorizer and
+// security.sasl_mechanisms pick the others), and, the same for a
+// WebAssembly module and a plugin process, what happens around every call:
+// the time limit (CallTimeout), the statistics (calls, errors, fallbacks,
+// latency), the throttled failure warning and the fallback (a partitioner's
+// and a retention policy's builtin or reject, an interceptor's on_error,
+// an authorizer's and an authenticator's reject). It also holds what is
 // built on them: the one decoding of a produced record set, the placement
 // check and the interception of produced records, and the retention round
 // of a partition.
 //
 // It sees extensions only through the sdk contracts. It must not import the
-// WebAssembly or go-plugin hosts: the caller opens the extensions and hands
-// them in.
+// WebAssembly or go-plugin hosts (hooks, plugins): the loader opens the
+// extensions and hands them in, and the hosts only load and call, returning
+// their traps, crashes and timeouts as errors.
 package extension

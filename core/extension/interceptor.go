@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/gregorbroker/gregor/core/config"
@@ -16,10 +15,6 @@ import (
 // interceptor ("none" or absent: no interceptor).
 const ConfigInterceptProduce = "gregor.interceptor.produce"
 
-// DefaultInterceptTimeout bounds an interceptor call whose extension sets
-// no timeout_ms.
-const DefaultInterceptTimeout = 2 * time.Second
-
 // ErrInterceptFailed is wrapped when an interceptor failed (an error, a
 // timeout, an unusable answer) and its on_error policy is reject.
 var ErrInterceptFailed = errors.New("interceptor failed")
@@ -29,11 +24,11 @@ var ErrInterceptFailed = errors.New("interceptor failed")
 type Interceptor struct {
 	Name    string
 	impl    interceptor.Interceptor
-	accept  bool // on_error = "accept"
-	timeout time.Duration
+	accept  bool          // on_error = "accept"
+	timeout time.Duration // 0: none (a trusted module)
 	logger  *slog.Logger
 	stats   *Stats
-	lastLog atomic.Int64 // unix nanos of the last failure warning
+	warn    warnEvery
 }
 
 // Intercept asks the interceptor about one batch. A failed call follows
@@ -41,7 +36,7 @@ type Interceptor struct {
 // an error wrapping ErrInterceptFailed. A decision it returns passed
 // interceptor.Check for the batch.
 func (ic *Interceptor) Intercept(ctx context.Context, b *interceptor.Batch) (interceptor.Decision, error) {
-	ctx, cancel := context.WithTimeout(ctx, ic.timeout)
+	ctx, cancel := withTimeout(ctx, ic.timeout)
 	defer cancel()
 	start := time.Now()
 	d, err := ic.impl.InterceptProduce(ctx, b)
@@ -56,11 +51,7 @@ func (ic *Interceptor) Intercept(ctx context.Context, b *interceptor.Batch) (int
 		return d, nil
 	}
 	err = fmt.Errorf("extension: interceptor %s: %w", ic.Name, err)
-	now := time.Now().UnixNano()
-	warn := false
-	if last := ic.lastLog.Load(); now-last > int64(time.Second) && ic.lastLog.CompareAndSwap(last, now) {
-		warn = true // at most one warning a second under load
-	}
+	warn := ic.warn.allow()
 	if ic.accept {
 		ic.stats.Fallback()
 		if warn {
@@ -91,10 +82,6 @@ func (s *Set) TopicInterceptor(configs map[string]string) (*Interceptor, error) 
 
 // newInterceptor wraps an opened interceptor with its declaration's rules.
 func newInterceptor(name string, decl config.Extension, impl interceptor.Interceptor, logger *slog.Logger, st *Stats) *Interceptor {
-	timeout := time.Duration(decl.TimeoutMs) * time.Millisecond
-	if timeout <= 0 {
-		timeout = DefaultInterceptTimeout
-	}
 	return &Interceptor{Name: name, impl: impl, accept: decl.EffectiveOnError() == config.OnErrorAccept,
-		timeout: timeout, logger: logger, stats: st}
+		timeout: CallTimeout(decl), logger: logger, stats: st}
 }

@@ -3,7 +3,10 @@ package extension
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/log"
 	"github.com/gregorbroker/gregor/sdk/retention"
 )
@@ -67,4 +70,77 @@ func ApplyPolicy(ctx context.Context, policy retention.Policy, l *log.Log, highW
 		return 0, fmt.Errorf("extension: retention %s: %w", l, err)
 	}
 	return n, nil
+}
+
+// Retention is a named retention policy with its fallback rule, time limit
+// and statistics applied by Retain.
+type Retention struct {
+	Name    string
+	policy  retention.Policy // counted by stats
+	builtin bool             // fallback = builtin: retention.ms and retention.bytes
+	timeout time.Duration
+	logger  *slog.Logger
+	stats   *Stats
+	warn    warnEvery
+}
+
+// Retained is what one retention round did.
+type Retained struct {
+	// Policy is the topic's retention extension; empty for the built-in.
+	Policy string
+	// Segments is how many leading segments went.
+	Segments int
+	// PolicyErr is the policy's failure; Fallback says the built-in
+	// retention ran instead (fallback = builtin). With fallback = reject
+	// nothing was deleted.
+	PolicyErr error
+	Fallback  bool
+}
+
+// Retain runs one retention round over l for a topic with configs: the
+// topic's retention policy when it names one, with its fallback when the
+// policy fails (builtin: retention.ms and retention.bytes; reject: nothing
+// is deleted), else the built-in retention. Nothing goes past
+// highWatermark. A topic naming a policy broker.toml does not declare is
+// an error and keeps its data: deleting by another rule could remove what
+// the named policy meant to keep. A nil Set runs the built-in.
+func (s *Set) Retain(ctx context.Context, configs map[string]string, l *log.Log, highWatermark int64, offsets GroupOffsets, nowMs int64) (Retained, error) {
+	if s == nil {
+		n, err := l.ApplyRetentionBelow(highWatermark)
+		return Retained{Segments: n}, err
+	}
+	name, _, ok, err := s.cfg.ExtensionFor(ConfigRetention, configs[ConfigRetention], config.KindRetention, config.BuiltinRetention)
+	if err != nil {
+		return Retained{}, err
+	}
+	if !ok {
+		n, err := l.ApplyRetentionBelow(highWatermark)
+		return Retained{Segments: n}, err
+	}
+	r := s.policies[name]
+	out := Retained{Policy: name}
+	if !l.Config().Delete {
+		return out, nil
+	}
+	cctx, cancel := withTimeout(ctx, r.timeout)
+	n, err := ApplyPolicy(cctx, r.policy, l, highWatermark, offsets, nowMs)
+	cancel()
+	if err == nil {
+		out.Segments = n
+		return out, nil
+	}
+	out.PolicyErr = err
+	if !r.builtin {
+		if r.warn.allow() {
+			r.logger.Warn("retention policy failed; fallback reject deletes nothing", "log", l.String(), "err", err)
+		}
+		return out, nil
+	}
+	r.stats.Fallback()
+	out.Fallback = true
+	if r.warn.allow() {
+		r.logger.Warn("retention policy failed; applying retention.ms and retention.bytes", "log", l.String(), "err", err)
+	}
+	out.Segments, err = l.ApplyRetentionBelow(highWatermark)
+	return out, err
 }

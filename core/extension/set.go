@@ -1,14 +1,15 @@
 package extension
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/sdk/auth"
 	"github.com/gregorbroker/gregor/sdk/interceptor"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/retention"
@@ -21,79 +22,135 @@ const (
 	ConfigRetention   = "gregor.retention.policy"
 )
 
-// Set holds the opened partitioners and retention policies by name. It is
-// safe for concurrent use; its content does not change after NewSet.
+// Set holds the opened extensions by name, each wrapped with its fallback,
+// failure policy, time limit and statistics. It is safe for concurrent use;
+// its content does not change after New.
 type Set struct {
-	cfg          *config.Config
-	partitioners map[string]*Partitioner
-	policies     map[string]retention.Policy
-	interceptors map[string]*Interceptor
-	builtin      *Partitioner
-	logger       *slog.Logger
-	stats        []*Stats // one per declared partitioner and retention policy
+	cfg            *config.Config
+	names          []string // of the declared extensions, sorted
+	partitioners   map[string]*Partitioner
+	policies       map[string]*Retention
+	interceptors   map[string]*Interceptor
+	authorizers    map[string]*Authorizer
+	authenticators map[string]*Authenticator
+	builtin        *Partitioner
+	logger         *slog.Logger
+	stats          []*Stats // one per declared extension
 }
 
-// NewSet checks that every partitioner and retention extension cfg declares
-// was opened, and wraps each with its fallback rule. Either map may be nil
-// when none of its kind is declared. NewSetWith adds interceptors.
+// Opened is what the host loader opened for the [extensions] of broker.toml,
+// by name: WebAssembly modules and plugin processes alike, seen only
+// through the sdk contracts. A map may be nil when none of its kind is
+// declared.
+type Opened struct {
+	Partitioners   map[string]partitioner.BatchPartitioner
+	Retention      map[string]retention.Policy
+	Interceptors   map[string]interceptor.Interceptor
+	Authorizers    map[string]auth.Authorizer
+	Authenticators map[string]auth.Authenticator
+	// Now is the clock of the authorizers' decision caches; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// NewSet is New with partitioners and retention policies only.
 func NewSet(cfg *config.Config, partitioners map[string]partitioner.BatchPartitioner, policies map[string]retention.Policy, logger *slog.Logger) (*Set, error) {
-	return NewSetWith(cfg, partitioners, policies, nil, logger)
+	return New(cfg, Opened{Partitioners: partitioners, Retention: policies}, logger)
 }
 
-// NewSetWith is NewSet with the opened interceptors, which every
-// interceptor extension cfg declares must be among.
+// NewSetWith is NewSet with the opened interceptors.
 func NewSetWith(cfg *config.Config, partitioners map[string]partitioner.BatchPartitioner, policies map[string]retention.Policy,
 	interceptors map[string]interceptor.Interceptor, logger *slog.Logger) (*Set, error) {
+	return New(cfg, Opened{Partitioners: partitioners, Retention: policies, Interceptors: interceptors}, logger)
+}
+
+// New checks that every extension cfg declares was opened, and wraps each
+// with its declaration's rules: the fallback (builtin or reject), the
+// failure policy, the time limit (CallTimeout) and the statistics.
+func New(cfg *config.Config, o Opened, logger *slog.Logger) (*Set, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	s := &Set{
-		cfg:          cfg,
-		partitioners: map[string]*Partitioner{},
-		policies:     map[string]retention.Policy{},
-		interceptors: map[string]*Interceptor{},
-		builtin:      &Partitioner{Name: config.BuiltinPartitioner, impl: &lockedMurmur2{}},
-		logger:       logger,
+		cfg:            cfg,
+		partitioners:   map[string]*Partitioner{},
+		policies:       map[string]*Retention{},
+		interceptors:   map[string]*Interceptor{},
+		authorizers:    map[string]*Authorizer{},
+		authenticators: map[string]*Authenticator{},
+		builtin:        &Partitioner{Name: config.BuiltinPartitioner, impl: &lockedMurmur2{}},
+		logger:         logger,
 	}
-	names := make([]string, 0, len(cfg.Extensions))
 	for n := range cfg.Extensions {
-		names = append(names, n)
+		s.names = append(s.names, n)
 	}
-	sort.Strings(names)
-	for _, name := range names {
+	sort.Strings(s.names)
+	for _, name := range s.names {
 		decl := cfg.Extensions[name]
+		log := logger.With("extension", name)
+		st := &Stats{Name: name, Kind: decl.Kind}
+		timeout := CallTimeout(decl)
+		missing := func(impl any, ok bool) error {
+			if ok && impl != nil {
+				s.stats = append(s.stats, st)
+				return nil
+			}
+			return fmt.Errorf("extension: %s %s is declared but was not opened", kindWords(decl.Kind), name)
+		}
 		switch decl.Kind {
 		case config.KindPartitioner:
-			impl, ok := partitioners[name]
-			if !ok || impl == nil {
-				return nil, fmt.Errorf("extension: partitioner %s is declared but was not opened", name)
+			impl, ok := o.Partitioners[name]
+			if err := missing(impl, ok); err != nil {
+				return nil, err
 			}
-			st := &Stats{Name: name, Kind: decl.Kind}
-			s.stats = append(s.stats, st)
-			p := &Partitioner{Name: name, impl: impl, logger: logger.With("extension", name), stats: st}
+			p := &Partitioner{Name: name, impl: impl, timeout: timeout, logger: log, stats: st}
+			if cp, ok := impl.(contextPartitioner); ok {
+				p.withCtx = cp
+			}
 			if decl.EffectiveFallback() == config.FallbackBuiltin {
 				p.fallback = s.builtin
 			}
 			s.partitioners[name] = p
 		case config.KindRetention:
-			impl, ok := policies[name]
-			if !ok || impl == nil {
-				return nil, fmt.Errorf("extension: retention policy %s is declared but was not opened", name)
+			impl, ok := o.Retention[name]
+			if err := missing(impl, ok); err != nil {
+				return nil, err
 			}
-			st := &Stats{Name: name, Kind: decl.Kind}
-			s.stats = append(s.stats, st)
-			s.policies[name] = countPolicy(impl, st)
+			s.policies[name] = &Retention{Name: name, policy: countPolicy(impl, st), builtin: decl.EffectiveFallback() == config.FallbackBuiltin,
+				timeout: timeout, logger: log, stats: st}
 		case config.KindInterceptor:
-			impl, ok := interceptors[name]
-			if !ok || impl == nil {
-				return nil, fmt.Errorf("extension: interceptor %s is declared but was not opened", name)
+			impl, ok := o.Interceptors[name]
+			if err := missing(impl, ok); err != nil {
+				return nil, err
 			}
-			st := &Stats{Name: name, Kind: decl.Kind}
-			s.stats = append(s.stats, st)
-			s.interceptors[name] = newInterceptor(name, decl, impl, logger.With("extension", name), st)
+			s.interceptors[name] = newInterceptor(name, decl, impl, log, st)
+		case config.KindAuthorizer:
+			impl, ok := o.Authorizers[name]
+			if err := missing(impl, ok); err != nil {
+				return nil, err
+			}
+			s.authorizers[name] = newAuthorizer(name, decl, impl, now, log, st)
+		case config.KindAuthenticator:
+			impl, ok := o.Authenticators[name]
+			if err := missing(impl, ok); err != nil {
+				return nil, err
+			}
+			s.authenticators[name] = &Authenticator{Name: name, impl: impl, timeout: timeout, logger: log, stats: st}
 		}
 	}
 	return s, nil
+}
+
+// kindWords names a kind in an error message.
+func kindWords(kind string) string {
+	if kind == config.KindRetention {
+		return "retention policy"
+	}
+	return kind
 }
 
 // Builtin is the broker's own partitioner: Kafka's murmur2 placement, null
@@ -122,50 +179,62 @@ func Enforced(configs map[string]string) bool {
 
 // TopicRetention is the retention policy a topic picks with
 // gregor.retention.policy: ok is false for the built-in time and size
-// retention. fallback says what applies when the policy fails.
+// retention. fallback says what applies when the policy fails. Retain runs
+// a round with that fallback applied.
 func (s *Set) TopicRetention(configs map[string]string) (name string, p retention.Policy, fallback string, ok bool, err error) {
 	name, decl, ok, err := s.cfg.ExtensionFor(ConfigRetention, configs[ConfigRetention], config.KindRetention, config.BuiltinRetention)
 	if err != nil || !ok {
 		return "", nil, "", false, err
 	}
-	return name, s.policies[name], decl.EffectiveFallback(), true, nil
+	return name, s.policies[name].policy, decl.EffectiveFallback(), true, nil
 }
 
-// Partitioner is a named partitioner with its fallback rule applied. It is
-// safe for concurrent use.
+// contextPartitioner is a partitioner whose calls take a deadline (both
+// hosts' partitioners are).
+type contextPartitioner interface {
+	PartitionBatchContext(ctx context.Context, records []partitioner.Record, numPartitions int32, out []int32) error
+}
+
+// Partitioner is a named partitioner with its fallback rule, time limit
+// and statistics applied. It is safe for concurrent use.
 type Partitioner struct {
 	Name     string
 	impl     partitioner.BatchPartitioner
-	fallback *Partitioner // nil: a failure fails the call
+	withCtx  contextPartitioner // impl, when its calls take a deadline
+	timeout  time.Duration      // 0: none
+	fallback *Partitioner       // nil: a failure fails the call
 	logger   *slog.Logger
-	stats    *Stats       // nil for the built-in
-	lastLog  atomic.Int64 // unix nanos of the last fallback warning
+	stats    *Stats // nil for the built-in
+	warn     warnEvery
 }
 
 // PartitionBatch implements partitioner.BatchPartitioner.
 func (p *Partitioner) PartitionBatch(records []partitioner.Record, numPartitions int32, out []int32) error {
-	var start time.Time
-	if p.stats != nil {
-		start = time.Now()
+	if p.stats == nil { // the built-in
+		return p.impl.PartitionBatch(records, numPartitions, out)
 	}
-	err := p.impl.PartitionBatch(records, numPartitions, out)
-	if p.stats != nil {
-		p.stats.Observe(time.Since(start), err)
+	start := time.Now()
+	var err error
+	if p.withCtx != nil && p.timeout > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+		err = p.withCtx.PartitionBatchContext(ctx, records, numPartitions, out)
+		cancel()
+	} else {
+		err = p.impl.PartitionBatch(records, numPartitions, out)
 	}
+	p.stats.Observe(time.Since(start), err)
 	if err == nil {
 		return nil
 	}
 	err = fmt.Errorf("extension: partitioner %s: %w", p.Name, err)
 	if p.fallback == nil {
+		if p.warn.allow() {
+			p.logger.Warn("partitioner failed; fallback reject fails the batch", "err", err)
+		}
 		return err
 	}
-	if p.stats != nil {
-		p.stats.Fallback()
-	}
-	// At most one warning a second: a broken extension under load must
-	// not flood the log.
-	now := time.Now().UnixNano()
-	if last := p.lastLog.Load(); now-last > int64(time.Second) && p.lastLog.CompareAndSwap(last, now) {
+	p.stats.Fallback()
+	if p.warn.allow() {
 		p.logger.Warn("partitioner failed; placing with the built-in murmur2", "err", err)
 	}
 	return p.fallback.PartitionBatch(records, numPartitions, out)

@@ -2,23 +2,26 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/gregorbroker/gregor/core/api"
-	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/sdk/retention"
 )
 
-// retentionCallTimeout bounds one retention policy call.
-const retentionCallTimeout = 30 * time.Second
-
-// wireExtensions hands the broker the partitioners and retention policies
-// the caller opened for the [extensions] of broker.toml.
+// wireExtensions hands the broker the extensions the caller opened for the
+// [extensions] of broker.toml, each wrapped by core/extension with its
+// fallback, failure policy, time limit and statistics.
 func (s *Server) wireExtensions(b *api.Broker) error {
-	set, err := extension.NewSetWith(&s.cfg, s.opts.Partitioners, s.opts.RetentionPolicies, s.opts.Interceptors, s.logger.With("component", "extensions"))
+	set, err := extension.New(&s.cfg, extension.Opened{
+		Partitioners:   s.opts.Partitioners,
+		Retention:      s.opts.RetentionPolicies,
+		Interceptors:   s.opts.Interceptors,
+		Authorizers:    s.opts.Authorizers,
+		Authenticators: s.opts.Authenticators,
+		Now:            s.now,
+	}, s.logger.With("component", "extensions"))
 	if err != nil {
 		return err
 	}
@@ -26,53 +29,16 @@ func (s *Server) wireExtensions(b *api.Broker) error {
 	return nil
 }
 
-// retain runs one retention round over a partition: the topic's retention
-// policy when it names one (with its fallback when the policy fails), else
-// the built-in time and size retention. Retention never moves the log start
-// past the high watermark.
+// retain runs one retention round over a partition (core/extension picks
+// the topic's policy and applies its fallback) and logs what it did.
 func (s *Server) retain(b *api.Broker, p *partition.Partition) {
-	l := p.Log()
-	hw := p.Offsets().HighWatermark
-	builtin := func() {
-		n, err := l.ApplyRetentionBelow(hw)
-		if err != nil {
-			s.logger.Error("retention failed", "topic", p.Topic, "partition", p.Index, "err", err)
-		} else if n > 0 {
-			s.logger.Info("retention deleted segments", "topic", p.Topic, "partition", p.Index, "segments", n)
-		}
-	}
-	if b.Extensions == nil {
-		builtin()
-		return
-	}
 	configs := b.Controller.Image().TopicConfig(p.Topic)
-	name, policy, fallback, ok, err := b.Extensions.TopicRetention(configs)
-	if err != nil {
-		// A topic naming a policy broker.toml does not declare keeps its
-		// data until the name is fixed: deleting by another rule could
-		// remove what the named policy meant to keep.
-		s.logger.Error("retention skipped", "topic", p.Topic, "partition", p.Index, "err", err)
-		return
-	}
-	if !ok {
-		builtin()
-		return
-	}
-	if !l.Config().Delete {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), retentionCallTimeout)
-	defer cancel()
-	n, err := extension.ApplyPolicy(ctx, policy, l, hw, groupOffsets(b.Groups), s.now().UnixMilli())
+	r, err := b.Extensions.Retain(context.Background(), configs, p.Log(), p.Offsets().HighWatermark, groupOffsets(b.Groups), s.now().UnixMilli())
 	switch {
-	case err != nil && fallback == config.FallbackBuiltin:
-		s.logger.Warn("retention policy failed; applying retention.ms and retention.bytes", "policy", name,
-			"topic", p.Topic, "partition", p.Index, "err", err)
-		builtin()
 	case err != nil:
-		s.logger.Error("retention policy failed; nothing deleted", "policy", name, "topic", p.Topic, "partition", p.Index, "err", err)
-	case n > 0:
-		s.logger.Info("retention policy deleted segments", "policy", name, "topic", p.Topic, "partition", p.Index, "segments", n)
+		s.logger.Error("retention failed", "policy", r.Policy, "topic", p.Topic, "partition", p.Index, "err", err)
+	case r.Segments > 0:
+		s.logger.Info("retention deleted segments", "policy", r.Policy, "fallback", r.Fallback, "topic", p.Topic, "partition", p.Index, "segments", r.Segments)
 	}
 }
 

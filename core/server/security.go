@@ -163,7 +163,7 @@ func (s *Server) wireSecurity(b *api.Broker, opts Options) error {
 	fake := make([]byte, 32)
 	rand.Read(fake)
 	ext := map[string]auth.Mechanism{}
-	for _, a := range opts.Authenticators {
+	for _, a := range b.Extensions.Authenticators() {
 		for _, m := range auth.FromAuthenticator(a) {
 			ext[m.Name()] = m
 		}
@@ -220,7 +220,7 @@ func (s *Server) wireSecurity(b *api.Broker, opts Options) error {
 		acls := auth.NewACLAuthorizer(sec.SuperUsers, sec.AllowEveryoneIfNoACL)
 		b.Security.ACLs, b.Security.Authorizer = acls, acls
 	default:
-		az, ok := opts.Authorizers[sec.Authorizer]
+		az, ok := b.Extensions.Authorizer(sec.Authorizer)
 		if !ok {
 			return fmt.Errorf("server: security.authorizer: no authorizer extension named %q", sec.Authorizer)
 		}

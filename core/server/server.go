@@ -52,9 +52,10 @@ const lagSampleInterval = 10 * time.Second
 type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
-	// Authenticators offer SASL mechanisms from extensions; a mechanism
-	// they list is used when security.sasl_mechanisms names it.
-	Authenticators []sdkauth.Authenticator
+	// Authenticators offer SASL mechanisms from extensions, by their
+	// [extensions.NAME]; a mechanism they list is used when
+	// security.sasl_mechanisms names it.
+	Authenticators map[string]sdkauth.Authenticator
 	// Authorizers are extension authorizers by the name that
 	// security.authorizer selects.
 	Authorizers map[string]sdkauth.Authorizer
@@ -262,10 +263,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return err
 	}
 	broker.Logs = logs
-	if err := s.wireSecurity(broker, s.opts); err != nil {
+	// The extensions first: security takes its extension authorizer and
+	// authenticators from the set.
+	if err := s.wireExtensions(broker); err != nil {
 		return err
 	}
-	if err := s.wireExtensions(broker); err != nil {
+	if err := s.wireSecurity(broker, s.opts); err != nil {
 		return err
 	}
 	defer func() {

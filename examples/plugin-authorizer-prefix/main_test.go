@@ -49,7 +49,7 @@ func TestThroughTheHost(t *testing.T) {
 		Path:       bin,
 		ConfigJSON: []byte(`{"prefix": "payments.", "writers": ["User:billing", "User:ledger"]}`),
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, nil)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestConfigErrors(t *testing.T) {
 			z, err := plugins.OpenAuthorizer(plugins.Config{
 				Name: "prefix", Kind: sdkplugin.KindAuthorizer, Path: bin, ConfigJSON: []byte(tt.config),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			}, nil)
+			})
 			if err == nil {
 				z.Close()
 				t.Fatal("accepted")

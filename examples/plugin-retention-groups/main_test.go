@@ -54,7 +54,7 @@ func TestThroughTheHost(t *testing.T) {
 		Path:       bin,
 		ConfigJSON: []byte(`{"groups": ["billing", "audit"], "max_age_ms": 3600000}`),
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, nil)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestConfigErrors(t *testing.T) {
 			r, err := plugins.OpenRetention(plugins.Config{
 				Name: "keep", Kind: sdkplugin.KindRetention, Path: bin, ConfigJSON: []byte(tt.config),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			}, nil)
+			})
 			if err == nil {
 				r.Close()
 				t.Fatal("accepted")

@@ -62,7 +62,7 @@ func TestDecide(t *testing.T) {
 // questions in one batch.
 func TestModule(t *testing.T) {
 	ctx := context.Background()
-	a, err := hooks.LoadAuthorizer(ctx, hookstest.BuildGo(t, "."), hooks.Options{Config: []byte(testConfig)}, nil)
+	a, err := hooks.LoadAuthorizer(ctx, hookstest.BuildGo(t, "."), hooks.Options{Config: []byte(testConfig)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestModule(t *testing.T) {
 			t.Errorf("%s: module said %v, want %v", tc.name, dec[i], tc.want)
 		}
 	}
-	if _, err := hooks.LoadAuthorizer(ctx, hookstest.BuildGo(t, "."), hooks.Options{Config: []byte(`{"allow":[{"principal":"x"}]}`)}, nil); err == nil {
+	if _, err := hooks.LoadAuthorizer(ctx, hookstest.BuildGo(t, "."), hooks.Options{Config: []byte(`{"allow":[{"principal":"x"}]}`)}); err == nil {
 		t.Fatal("bad rule accepted at load")
 	}
 }

@@ -43,7 +43,7 @@ func load(t *testing.T) *hooks.Partitioner {
 	t.Helper()
 	path := hookstest.BuildAssemblyScript(t, ".", "build/murmur2.wasm")
 	ctx := context.Background()
-	p, err := hooks.LoadPartitioner(ctx, path, hooks.Options{}, nil)
+	p, err := hooks.LoadPartitioner(ctx, path, hooks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

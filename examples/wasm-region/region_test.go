@@ -71,7 +71,7 @@ func TestConfigure(t *testing.T) {
 func TestModule(t *testing.T) {
 	path := hookstest.BuildGo(t, ".")
 	ctx := context.Background()
-	p, err := hooks.LoadPartitioner(ctx, path, hooks.Options{Config: []byte(`{"regions":["eu","us","ap","sa"]}`)}, nil)
+	p, err := hooks.LoadPartitioner(ctx, path, hooks.Options{Config: []byte(`{"regions":["eu","us","ap","sa"]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestModule(t *testing.T) {
 			}
 		}
 	}
-	if _, err := hooks.LoadPartitioner(ctx, path, hooks.Options{Config: []byte(`{"regions":[]}`)}, nil); err == nil {
+	if _, err := hooks.LoadPartitioner(ctx, path, hooks.Options{Config: []byte(`{"regions":[]}`)}); err == nil {
 		t.Fatal("empty region list accepted")
 	}
 }

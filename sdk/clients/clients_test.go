@@ -1,50 +1,45 @@
 package clients_test
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/gregorbroker/gregor/hooks"
-	"github.com/gregorbroker/gregor/hooks/hookstest"
 	"github.com/gregorbroker/gregor/sdk/clients/franzgo"
 	"github.com/gregorbroker/gregor/sdk/clients/kafkago"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
-func load(t *testing.T, dir, rel string, o hooks.Options) *hooks.Partitioner {
-	t.Helper()
-	var path string
-	if rel == "" {
-		path = hookstest.BuildGo(t, dir)
-	} else {
-		path = hookstest.BuildAssemblyScript(t, dir, rel)
+// byHeader places a record on the partition its "p" header names, and
+// fails when a record has none.
+type byHeader struct{}
+
+func (byHeader) PartitionBatch(records []partitioner.Record, n int32, out []int32) error {
+	for i, r := range records {
+		if len(r.Headers) == 0 || r.Headers[0].Key != "p" {
+			return errors.New("no p header")
+		}
+		out[i] = int32(r.Headers[0].Value[0]-'0') % n
 	}
-	ctx := context.Background()
-	p, err := hooks.LoadPartitioner(ctx, path, o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close(ctx) })
-	return p
+	return nil
 }
 
-// TestAdaptersAgreeWithBuiltin: the AssemblyScript murmur2 module inside a
-// kafka-go Balancer and a franz-go Partitioner places keys as Kafka's
-// default partitioner does.
+// TestAdaptersAgreeWithBuiltin: the sdk's murmur2 inside a kafka-go
+// Balancer and a franz-go Partitioner places keys as Kafka's default
+// partitioner does, and kafka-go gets one of the partition ids it passed.
 func TestAdaptersAgreeWithBuiltin(t *testing.T) {
-	p := load(t, "../../examples/wasm-murmur2-as", "build/murmur2.wasm", hooks.Options{})
-	bal := kafkago.NewBalancer(p)
-	tp := franzgo.NewPartitioner(p).ForTopic("orders")
+	var m partitioner.Murmur2Batch
+	bal := kafkago.NewBalancer(&m)
+	tp := franzgo.NewPartitioner(&m).ForTopic("orders")
 	for n := 1; n <= 16; n++ {
 		parts := make([]int, n)
 		for i := range parts {
-			parts[i] = 100 + i // kafka-go passes partition ids; the balancer returns one of them
+			parts[i] = 100 + i
 		}
-		for i := 0; i < 300; i++ {
+		for i := 0; i < 100; i++ {
 			key := []byte(fmt.Sprint("customer-", i))
 			want := int(partitioner.KeyPartition(key, int32(n)))
 			if got := bal.Balance(kafka.Message{Key: key}, parts...); got != 100+want {
@@ -61,42 +56,30 @@ func TestAdaptersAgreeWithBuiltin(t *testing.T) {
 	}
 }
 
-// TestAdaptersPassHeaders: the region example routes by header through
-// both adapters.
-func TestAdaptersPassHeaders(t *testing.T) {
-	p := load(t, "../../examples/wasm-region", "", hooks.Options{})
-	bal := kafkago.NewBalancer(p)
-	tp := franzgo.NewPartitioner(p).ForTopic("orders")
-	parts := make([]int, 12)
-	for i := range parts {
-		parts[i] = i
-	}
-	for i := 0; i < 100; i++ {
-		key := []byte(fmt.Sprint("k", i))
-		if got := bal.Balance(kafka.Message{Key: key, Headers: []kafka.Header{{Key: "region", Value: []byte("us")}}}, parts...); got < 4 || got >= 8 {
-			t.Fatalf("kafka-go: us record on %d", got)
-		}
-		if got := tp.Partition(&kgo.Record{Key: key, Headers: []kgo.RecordHeader{{Key: "region", Value: []byte("ap")}}}, 12); got < 8 {
-			t.Fatalf("franz-go: ap record on %d", got)
-		}
-	}
-}
-
-// TestAdaptersFallBack: a failing module reports the error and the record
-// is placed by Kafka's rule.
-func TestAdaptersFallBack(t *testing.T) {
-	p := load(t, "../../hooks/testdata/murmur", "", hooks.Options{Config: []byte(`{"mode":"range"}`)})
+// TestAdaptersPassHeadersAndFallBack: headers reach the partitioner; a
+// failing call is reported and the record goes by Kafka's rule.
+func TestAdaptersPassHeadersAndFallBack(t *testing.T) {
 	var errs int
-	bal := kafkago.NewBalancer(p)
+	bal := kafkago.NewBalancer(byHeader{})
 	bal.OnError = func(error) { errs++ }
-	fp := franzgo.NewPartitioner(p)
+	fp := franzgo.NewPartitioner(byHeader{})
 	fp.OnError = func(error) { errs++ }
+	tp := fp.ForTopic("t")
+	if got := bal.Balance(kafka.Message{Key: []byte("k"), Headers: []kafka.Header{{Key: "p", Value: []byte("3")}}}, 0, 1, 2, 3, 4); got != 3 {
+		t.Fatalf("kafka-go: %d, want 3", got)
+	}
+	if got := tp.Partition(&kgo.Record{Key: []byte("k"), Headers: []kgo.RecordHeader{{Key: "p", Value: []byte("2")}}}, 5); got != 2 {
+		t.Fatalf("franz-go: %d, want 2", got)
+	}
+	if errs != 0 {
+		t.Fatalf("%d errors reported, want 0", errs)
+	}
 	key := []byte("21")
 	want := int(partitioner.KeyPartition(key, 5))
 	if got := bal.Balance(kafka.Message{Key: key}, 0, 1, 2, 3, 4); got != want {
 		t.Fatalf("kafka-go fallback: %d want %d", got, want)
 	}
-	if got := fp.ForTopic("t").Partition(&kgo.Record{Key: key}, 5); got != want {
+	if got := tp.Partition(&kgo.Record{Key: key}, 5); got != want {
 		t.Fatalf("franz-go fallback: %d want %d", got, want)
 	}
 	if errs != 2 {

@@ -1,18 +1,18 @@
-// Package franzgo adapts a Gregor WebAssembly partitioner to franz-go's
+// Package franzgo adapts a Gregor partitioner (a WebAssembly module loaded
+// by the broker's host, or any partitioner.BatchPartitioner) to franz-go's
 // kgo.Partitioner.
 package franzgo
 
 import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/gregorbroker/gregor/hooks"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
-// Partitioner places franz-go records with a WebAssembly partitioner. Use
-// it with kgo.RecordPartitioner(franzgo.NewPartitioner(p)).
+// Partitioner places franz-go records with a Gregor partitioner. Use it
+// with kgo.RecordPartitioner(franzgo.NewPartitioner(p)).
 type Partitioner struct {
-	p        *hooks.Partitioner
+	p        partitioner.BatchPartitioner
 	fallback partitioner.Murmur2Batch
 	// OnError, when set, receives every module failure; the record is then
 	// placed by Kafka's default rule.
@@ -21,9 +21,10 @@ type Partitioner struct {
 
 var _ kgo.Partitioner = (*Partitioner)(nil)
 
-// NewPartitioner returns a Partitioner over p. The caller keeps ownership
-// of p.
-func NewPartitioner(p *hooks.Partitioner) *Partitioner { return &Partitioner{p: p} }
+// NewPartitioner returns a Partitioner over p, which must be safe for
+// concurrent use (a *hooks.Partitioner is). The caller keeps ownership of
+// p.
+func NewPartitioner(p partitioner.BatchPartitioner) *Partitioner { return &Partitioner{p: p} }
 
 // ForTopic implements kgo.Partitioner.
 func (p *Partitioner) ForTopic(string) kgo.TopicPartitioner { return topicPartitioner{p} }

@@ -1,19 +1,19 @@
-// Package kafkago adapts a Gregor WebAssembly partitioner to
+// Package kafkago adapts a Gregor partitioner (a WebAssembly module loaded
+// by the broker's host, or any partitioner.BatchPartitioner) to
 // segmentio/kafka-go's kafka.Balancer.
 package kafkago
 
 import (
 	"github.com/segmentio/kafka-go"
 
-	"github.com/gregorbroker/gregor/hooks"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
-// Balancer places kafka-go messages with a WebAssembly partitioner. It is
-// safe for concurrent use (kafka-go calls Balance from the Writer's
-// goroutines). Each message is one call into the module.
+// Balancer places kafka-go messages with a Gregor partitioner. It is safe
+// for concurrent use (kafka-go calls Balance from the Writer's goroutines)
+// when the partitioner is. Each message is one call into the partitioner.
 type Balancer struct {
-	p        *hooks.Partitioner
+	p        partitioner.BatchPartitioner
 	fallback partitioner.Murmur2Batch
 	// OnError, when set, receives every module failure; the message is
 	// then placed by Kafka's default rule.
@@ -22,8 +22,9 @@ type Balancer struct {
 
 var _ kafka.Balancer = (*Balancer)(nil)
 
-// NewBalancer returns a Balancer over p. The caller keeps ownership of p.
-func NewBalancer(p *hooks.Partitioner) *Balancer { return &Balancer{p: p} }
+// NewBalancer returns a Balancer over p, which must be safe for concurrent
+// use (a *hooks.Partitioner is). The caller keeps ownership of p.
+func NewBalancer(p partitioner.BatchPartitioner) *Balancer { return &Balancer{p: p} }
 
 // Balance implements kafka.Balancer: the module chooses an index in
 // [0, len(partitions)) and Balance returns that partition, as kafka-go's
