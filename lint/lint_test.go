@@ -17,17 +17,19 @@
 //	layer 3: core/partition core/extension
 //	layer 4: core/replication core/group core/txn core/share/...
 //	layer 5: core/broker/... core/fetchsession
-//	layer 6: core/api core/httpapi/... mirror/...
-//	layer 7: core/server
-//	layer 8: hooks/... plugins/...
-//	layer 9: loader
-//	layer 10: cmd/... examples/... bench/... interop/... tests/... lint
+//	layer 6: core/httpapi/... mirror/...
+//	layer 7: core/api
+//	layer 8: core/server
+//	layer 9: hooks/... plugins/...
+//	layer 10: loader
+//	layer 11: cmd/... examples/... bench/... interop/... tests/... lint
 //
 // What the layers say: protocol and log know no other core package but the
 // record format; a partition replica knows its log; the coordinators and the
 // replication know partitions; core/broker owns the hosted replicas and the
-// produce policy; the handlers (core/api, core/httpapi) ask the owners; the
-// server wires. hooks and plugins implement the sdk contracts and sit above
+// produce policy; the HTTP handlers (core/httpapi) and the Kafka handlers
+// (core/api) ask the owners, and core/api hands the HTTP side its views of
+// them, never the other way; the server wires. hooks and plugins implement the sdk contracts and sit above
 // core, so core can never import them: the server's loader injects them.
 //
 // Beyond the layers: the sdk modules import nothing of the broker module and
@@ -374,9 +376,9 @@ func TestChecksCatchPlantedFaults(t *testing.T) {
 		f          *fstest.MapFile
 		want       string
 	}{
-		{"upward import", "core/log/bad.go", goFile("log", module+"/core/api"), "layer 2 imports layer 6 above it"},
+		{"upward import", "core/log/bad.go", goFile("log", module+"/core/api"), "layer 2 imports layer 7 above it"},
 		{"beside import", "core/log/bad.go", goFile("log", module+"/core/controller"), "both on layer 2"},
-		{"core imports hooks", "core/api/bad.go", goFile("api", module+"/hooks"), "layer 6 imports layer 8 above it"},
+		{"core imports hooks", "core/api/bad.go", goFile("api", module+"/hooks"), "layer 7 imports layer 9 above it"},
 		{"unplaced package", "core/nowhere/x.go", goFile("nowhere"), "matched by 0 patterns"},
 		{"unplaced import", "core/api/bad.go", goFile("api", module+"/core/nowhere"), "does not place once"},
 		{"sdk imports broker", "sdk/auth/bad.go", goFile("auth", module+"/hooks"), "the sdk imports nothing of the broker"},
