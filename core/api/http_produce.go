@@ -143,11 +143,16 @@ func (b *Broker) appendHTTP(ctx context.Context, im *controller.Image, topic str
 	if code, err := checkMirrorLink(im, topic, "", false); code != 0 {
 		return 0, code, err // a mirror link's topic is read-only
 	}
-	batch, code, err := b.checkProduced(ctx, im, topic, part, batch, httpPrincipal(ctx))
+	batch, checked, code, err := b.checkProduced(ctx, im, p, topic, part, batch, httpPrincipal(ctx))
 	if code != 0 {
 		return 0, code, err
 	}
-	res, err := p.Append(batch)
+	if checked.IsZero() {
+		if checked, err = p.Check(batch, nil, 0); err != nil {
+			return 0, errCode(err), err
+		}
+	}
+	res, err := p.AppendChecked(checked)
 	if err != nil {
 		return 0, errCode(err), err
 	}

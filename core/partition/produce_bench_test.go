@@ -111,16 +111,24 @@ func BenchmarkAppendProduce(b *testing.B) {
 	}
 }
 
-// produceOnce is the handler's work for one partition.
+// produceOnce is the handler's work for one partition: one checking pass
+// outside the partition's lock, which decodes the records for the
+// placement check when there is one, then the append.
 func produceOnce(p *Partition, epoch int32, records []byte, placement bool, c *produceChecks) error {
+	var v RecordVisitor
 	if placement {
-		if err := c.produced.Decode(records); err != nil {
-			return err
-		}
+		c.produced.Reset()
+		v = &c.produced
+	}
+	checked, err := p.Check(records, v, c.produced.MaxDecompressed)
+	if err != nil {
+		return err
+	}
+	if placement {
 		if err := c.placement.CheckDecoded(extension.Murmur2(), &c.produced, 0, 1); err != nil {
 			return err
 		}
 	}
-	_, err := p.AppendInEpoch(epoch, records, false)
+	_, err = p.AppendCheckedInEpoch(epoch, checked, false)
 	return err
 }
