@@ -87,7 +87,8 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					fail(code, err)
 					break
 				}
-				if code, err := b.checkProduceRecords(r, im, name, &rp, &sp, isLink); code != 0 {
+				checked, code, err := b.checkProduceRecords(r, im, p, name, &rp, &sp, isLink)
+				if code != 0 {
 					fail(code, err)
 					break
 				}
@@ -97,11 +98,20 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 						break
 					}
 				}
-				appendFn := p.AppendInEpoch
-				if isLink {
-					appendFn = p.AppendAtInEpoch // at the source's offsets
+				var res partition.AppendResult
+				switch {
+				case isLink:
+					res, err = p.AppendAtInEpoch(epoch, rp.Records, acks == -1) // at the source's offsets
+				case checked.IsZero():
+					// Validated outside the partition's lock; only the
+					// append takes it.
+					if checked, err = p.Check(rp.Records, nil, 0); err != nil {
+						break
+					}
+					fallthrough
+				default:
+					res, err = p.AppendCheckedInEpoch(epoch, checked, acks == -1)
 				}
-				res, err := appendFn(epoch, rp.Records, acks == -1)
 				if err != nil {
 					code := errCode(err)
 					if r.Version >= 3 && errors.Is(err, partition.ErrUnsupportedForMagic) {

@@ -8,22 +8,28 @@ import (
 
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 )
 
 // checkProduceRecords runs the record checks of one partition of a Kafka
 // Produce request: none for a mirror link's appends (the source checked
-// them), else placement and interception. It may replace rp.Records with
-// the interceptor's rewrite, and it fills sp's record errors (Produce v8+)
-// when the interceptor rejects listed records.
-func (b *Broker) checkProduceRecords(r *protocol.Request, im *controller.Image, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, isLink bool) (int16, error) {
+// them), else placement and interception, on the records p's Check
+// decodes (CheckProduced). It may replace rp.Records with the
+// interceptor's rewrite, and it fills sp's record errors (Produce v8+)
+// when the interceptor rejects listed records. The Checked it returns is
+// zero when the records are still to be checked.
+func (b *Broker) checkProduceRecords(r *protocol.Request, im *controller.Image, p *partition.Partition, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition, isLink bool) (partition.Checked, int16, error) {
 	if isLink {
-		return 0, nil
+		return partition.Checked{}, 0, nil
 	}
-	records, code, err := b.CheckProduced(context.Background(), im, topic, rp.Partition, rp.Records, principalOf(r))
+	records, checked, code, err := b.CheckProduced(context.Background(), im, p, topic, rp.Partition, rp.Records, principalOf(r))
+	if code == 0 && err != nil {
+		code = errCode(err) // the record set failed validation
+	}
 	if code == 0 {
 		rp.Records = records
-		return 0, nil
+		return checked, 0, nil
 	}
 	var rej *extension.RejectedError
 	if errors.As(err, &rej) && r.Version >= 8 {
@@ -35,5 +41,5 @@ func (b *Broker) checkProduceRecords(r *protocol.Request, im *controller.Image, 
 			sp.ErrorRecords = append(sp.ErrorRecords, re)
 		}
 	}
-	return code, err
+	return partition.Checked{}, code, err
 }

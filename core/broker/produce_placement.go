@@ -26,17 +26,21 @@ type producedChecks struct {
 var checkBuffers = sync.Pool{New: func() any { return new(producedChecks) }}
 
 // CheckProduced runs the topic's record checks on a produced record set,
-// decoding it once: the placement check when the topic asks for one
-// (gregor.partitioner.enforce=true: every keyed record must be in the
-// partition the topic's partitioner chooses), then the topic's produce
-// interceptor (gregor.interceptor.produce). It returns the record set to
-// append (records, or the interceptor's rewrite), or the Kafka error code
-// and the error; an interceptor's rejection is an
-// *extension.RejectedError. Kafka Produce and produce over HTTP both call
-// it and both answer with the code.
-func (b *Broker) CheckProduced(ctx context.Context, im *controller.Image, topic string, partition int32, records []byte, principal sdkauth.Principal) ([]byte, int16, error) {
+// decoding it once, in the pass that validates it for the append (p's
+// Check, outside the partition's lock): the placement check when the topic
+// asks for one (gregor.partitioner.enforce=true: every keyed record must be
+// in the partition the topic's partitioner chooses), then the topic's
+// produce interceptor (gregor.interceptor.produce). It returns the record
+// set to append (records, or the interceptor's rewrite) with the result of
+// that validation when it ran and still applies (else the zero Checked:
+// the append path checks the record set), or the Kafka error code and the
+// error; an interceptor's rejection is an *extension.RejectedError. A
+// record set that fails validation comes back with code 0 and the error:
+// the caller answers with the code its append path gives that error. Kafka
+// Produce and produce over HTTP both call it.
+func (b *Broker) CheckProduced(ctx context.Context, im *controller.Image, p *partition.Partition, topic string, part int32, records []byte, principal sdkauth.Principal) ([]byte, partition.Checked, int16, error) {
 	if b.Extensions == nil {
-		return records, 0, nil
+		return records, partition.Checked{}, 0, nil
 	}
 	// The explicit overrides only: the gregor.* configs have no broker-level
 	// value, and the image's map is never written, so no copy is needed.
@@ -44,27 +48,34 @@ func (b *Broker) CheckProduced(ctx context.Context, im *controller.Image, topic 
 	enforced := extension.Enforced(configs)
 	ic, err := b.Extensions.TopicInterceptor(configs)
 	if err != nil {
-		return nil, kerr.InvalidConfig.Code, err
+		return nil, partition.Checked{}, kerr.InvalidConfig.Code, err
 	}
 	if !enforced && ic == nil {
-		return records, 0, nil
+		return records, partition.Checked{}, 0, nil
 	}
 	c := checkBuffers.Get().(*producedChecks)
 	defer checkBuffers.Put(c)
-	c.produced.MaxDecompressed = int(b.Config.Limits.MaxRequestBytes)
-	if err := c.produced.Decode(records); err != nil {
-		// Unreadable: the append would reject it as corrupt too.
-		return nil, kerr.CorruptMessage.Code, err
+	c.produced.Reset()
+	checked, err := p.Check(records, &c.produced, int(b.Config.Limits.MaxRequestBytes))
+	if err != nil {
+		return nil, partition.Checked{}, 0, err
 	}
 	if enforced {
-		if code, err := b.placeDecoded(im, configs, topic, partition, &c.produced, &c.placement); code != 0 {
-			return nil, code, err
+		if code, err := b.placeDecoded(im, configs, topic, part, &c.produced, &c.placement); code != 0 {
+			return nil, partition.Checked{}, code, err
 		}
 	}
 	if ic == nil {
-		return records, 0, nil
+		return records, checked, 0, nil
 	}
-	return interceptDecoded(ctx, ic, &c.produced, records, topic, partition, principal)
+	out, code, err := interceptDecoded(ctx, ic, &c.produced, records, topic, part, principal)
+	if code != 0 {
+		return nil, partition.Checked{}, code, err
+	}
+	if len(out) != len(records) || &out[0] != &records[0] {
+		return out, partition.Checked{}, 0, nil // rewritten: other bytes to check
+	}
+	return out, checked, 0, nil
 }
 
 // placeDecoded is the placement check on a decoded record set.

@@ -32,7 +32,10 @@ type Placement struct {
 }
 
 // Check decodes recordSet (one or more v2 batches, as produced) and runs
-// CheckDecoded on it.
+// CheckDecoded on it, for a caller that holds only bytes. The produce path
+// does not: it calls CheckDecoded on the records that the pass validating
+// the batch for the append decoded (partition.Check with a Produced), so a
+// batch is decompressed once.
 func (c *Placement) Check(p *Partitioner, recordSet []byte, partition, numPartitions int32) error {
 	c.produced.MaxDecompressed = c.MaxDecompressed
 	if err := c.produced.Decode(recordSet); err != nil {

@@ -21,6 +21,9 @@ type Produced struct {
 
 	headers []interceptor.Header
 	arena   []byte
+	// first and index are where the next batch fed through Record and
+	// Batch starts, in Records and counting control records.
+	first, index int
 }
 
 // ProducedBatch is one batch of a produced record set.
@@ -32,10 +35,40 @@ type ProducedBatch struct {
 	Index, First, N int
 }
 
+// Reset empties p for a record set fed to it through Record and Batch by
+// the pass that validates the record set (a partition's Check), which
+// decodes it once for the append and for these checks.
+func (p *Produced) Reset() {
+	p.Batches, p.Records, p.headers, p.arena = p.Batches[:0], p.Records[:0], p.headers[:0], p.arena[:0]
+	p.first, p.index = 0, 0
+}
+
+// Record adds a record of the batch with header h; records of control
+// batches are not kept, as Decode keeps none. It never fails.
+func (p *Produced) Record(h record.Header, r record.Record) error {
+	if !h.IsControl() {
+		p.add(r, r.Timestamp(h))
+	}
+	return nil
+}
+
+// Batch ends the batch whose records Record was given: f are its facts,
+// pos and size its bytes in the record set.
+func (p *Produced) Batch(f record.Facts, pos, size int) {
+	b := ProducedBatch{Header: f.Header, Pos: pos, Len: size, Index: p.index, First: p.first, N: len(p.Records) - p.first}
+	if f.IsControl() {
+		p.index += int(f.NumRecords)
+	} else {
+		p.index += b.N
+	}
+	p.first = len(p.Records)
+	p.Batches = append(p.Batches, b)
+}
+
 // Decode decodes recordSet (one or more v2 batches, as produced). Record
 // slices point into an arena owned by p, valid until the next Decode.
 func (p *Produced) Decode(recordSet []byte) error {
-	p.Batches, p.Records, p.headers, p.arena = p.Batches[:0], p.Records[:0], p.headers[:0], p.arena[:0]
+	p.Reset()
 	it := record.Batches(recordSet)
 	index := 0
 	for it.Next() {

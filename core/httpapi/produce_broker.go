@@ -145,11 +145,19 @@ func (bp *BrokerProducer) appendBatch(ctx context.Context, im *controller.Image,
 	if code, err := broker.CheckMirrorLink(im, topic, "", false); code != 0 {
 		return 0, code, err // a mirror link's topic is read-only
 	}
-	batch, code, err := b.CheckProduced(ctx, im, topic, part, batch, Principal(ctx))
+	batch, checked, code, err := b.CheckProduced(ctx, im, p, topic, part, batch, Principal(ctx))
+	if code == 0 && err != nil {
+		code = bp.errorCode(err) // the record set failed validation
+	}
 	if code != 0 {
 		return 0, code, err
 	}
-	res, err := p.Append(batch)
+	if checked.IsZero() {
+		if checked, err = p.Check(batch, nil, 0); err != nil {
+			return 0, bp.errorCode(err), err
+		}
+	}
+	res, err := p.AppendChecked(checked)
 	if err != nil {
 		return 0, bp.errorCode(err), err
 	}

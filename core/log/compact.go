@@ -40,8 +40,9 @@ var ErrCleanAborted = errors.New("log: compaction aborted: the log changed meanw
 var ErrNoKeyInCompactedTopic = errors.New("log: compacted topic cannot accept a record without a key")
 
 // CheckCompactedKeys returns ErrNoKeyInCompactedTopic if a record of the
-// client batch b has a null key. The produce path calls it for topics whose
-// cleanup policy includes compact. Decompression is bounded by
+// client batch b has a null key. The produce path makes the same check in
+// its one pass over a batch (record.Inspect with RequireKeys, in
+// partition.Check) rather than calling this. Decompression is bounded by
 // maxDecompressed bytes; a malformed batch is ErrCorrupt-class.
 func CheckCompactedKeys(b []byte, maxDecompressed int) error {
 	_, err := record.ValidateKeyed(b, maxDecompressed)

@@ -195,7 +195,21 @@ func (l *Log) Append(batch []byte) (baseOffset int64, err error) {
 	case h.LastOffsetDelta < 0:
 		return 0, fmt.Errorf("%w: log %s: append: negative last offset delta %d", ErrCorrupt, l, h.LastOffsetDelta)
 	}
+	return l.append(batch, h)
+}
 
+// AppendChecked is Append for a batch record.Inspect checked, with the
+// facts it returned (stamped through their methods since): the header is
+// not parsed again. A length that disagrees with the facts is ErrCorrupt.
+func (l *Log) AppendChecked(batch []byte, f record.Facts) (baseOffset int64, err error) {
+	if f.Size() != len(batch) {
+		return 0, fmt.Errorf("%w: log %s: append: facts of a %d-byte batch for %d bytes", ErrCorrupt, l, f.Size(), len(batch))
+	}
+	return l.append(batch, f.Header)
+}
+
+// append is Append once the header h of batch was checked.
+func (l *Log) append(batch []byte, h record.Header) (baseOffset int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {

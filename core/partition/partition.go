@@ -59,6 +59,7 @@ type Partition struct {
 
 	mu          sync.Mutex // guards everything below, and serialises appends
 	cfg         Config
+	cfgGen      uint64 // counts SetConfig calls; a Checked names the one it was checked against
 	leader      int32
 	leaderEpoch int32
 	replicas    []int32
@@ -134,6 +135,7 @@ func (p *Partition) Log() *log.Log { return p.log }
 func (p *Partition) SetConfig(cfg Config) {
 	p.mu.Lock()
 	p.cfg = cfg
+	p.cfgGen++
 	p.mu.Unlock()
 	p.log.SetConfig(cfg.Log)
 }
@@ -310,132 +312,18 @@ func (p *Partition) appendFrom(records []byte, origin appendOrigin) (AppendResul
 // origin says whose write it is: a coordinator's write is checked by
 // producer epoch only (Kafka's AppendOrigin.COORDINATOR).
 func (p *Partition) appendLocked(records []byte, origin appendOrigin) (AppendResult, error) {
-	cfg := p.cfg
-	headers, err := p.validate(records, cfg)
+	c, err := p.check(records, p.cfg, nil, 0)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	res := AppendResult{BaseOffset: -1, LogAppendTime: -1}
-	// A duplicate is only recognised for a request holding one batch, which
-	// is what idempotent clients send.
-	if len(headers) == 1 {
-		dup, err := p.producers.check(headers[0], origin)
-		if err != nil {
-			return AppendResult{}, err
-		}
-		if dup != nil {
-			res.BaseOffset, res.LastOffset, res.Duplicate = dup.firstOffset, dup.lastOffset, true
-			res.LogStartOffset = p.log.LogStartOffset()
-			return res, nil
-		}
-	} else {
-		for _, h := range headers {
-			if h.ProducerID >= 0 {
-				return AppendResult{}, fmt.Errorf("%w: an idempotent produce must hold one batch per partition, got %d",
-					ErrInvalidRecord, len(headers))
-			}
-		}
-	}
-	var appendTime int64 = -1
-	if cfg.LogAppendTime {
-		appendTime = p.now().UnixMilli()
-	}
-	pos := 0
-	for i, h := range headers {
-		batch := records[pos : pos+h.Size()]
-		pos += h.Size()
-		record.SetPartitionLeaderEpoch(batch, p.leaderEpoch)
-		if appendTime >= 0 {
-			record.SetLogAppendTime(batch, appendTime)
-		}
-		base, err := p.log.Append(batch)
-		if err != nil {
-			return AppendResult{}, fmt.Errorf("%w: %v", ErrStorage, err)
-		}
-		h.BaseOffset = base
-		headers[i] = h
-		p.producers.update(h)
-		if res.BaseOffset < 0 {
-			res.BaseOffset = base
-		}
-		res.LastOffset = h.LastOffset()
-	}
-	p.snapDirty = true
-	p.traffic.appended(records, headers)
-	res.LogAppendTime = appendTime
-	res.LogStartOffset = p.log.LogStartOffset()
-	p.advanceHighWatermarkLocked(true)
-	return res, nil
+	c.gen = p.cfgGen
+	return p.appendCheckedLocked(c, origin)
 }
 
 // notifyLocked wakes fetch long polls and acks=all waiters.
 func (p *Partition) notifyLocked() {
 	close(p.hwChanged)
 	p.hwChanged = make(chan struct{})
-}
-
-// validate checks every batch of a produce request before any is appended, so
-// that a bad request appends nothing.
-func (p *Partition) validate(records []byte, cfg Config) ([]record.Header, error) {
-	if len(records) == 0 {
-		return nil, fmt.Errorf("%w: no record batch", ErrCorruptMessage)
-	}
-	var headers []record.Header
-	now := p.now().UnixMilli()
-	for rest := records; len(rest) > 0; {
-		if len(rest) < record.HeaderSize {
-			return nil, fmt.Errorf("%w: %d trailing bytes are not a batch", ErrCorruptMessage, len(rest))
-		}
-		if magic := int8(rest[16]); magic != 2 {
-			return nil, fmt.Errorf("%w: magic %d", ErrUnsupportedForMagic, magic)
-		}
-		h, err := record.ParseHeader(rest)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorruptMessage, err)
-		}
-		size := h.Size()
-		if size > len(rest) || size < record.HeaderSize {
-			return nil, fmt.Errorf("%w: batch length %d with %d bytes left", ErrCorruptMessage, h.Length, len(rest))
-		}
-		if cfg.MaxMessageBytes > 0 && size > int(cfg.MaxMessageBytes) {
-			return nil, fmt.Errorf("%w: %d bytes is over max.message.bytes %d", ErrMessageTooLarge, size, cfg.MaxMessageBytes)
-		}
-		batch := rest[:size]
-		// Decompressed records are bounded by what a sane batch expands to.
-		if _, err := record.Validate(batch, maxDecompressed(cfg)); err != nil {
-			if errors.Is(err, record.ErrTooLarge) {
-				return nil, fmt.Errorf("%w: %v", ErrMessageTooLarge, err)
-			}
-			return nil, fmt.Errorf("%w: %v", ErrCorruptMessage, err)
-		}
-		if cfg.Log.Compact {
-			if err := log.CheckCompactedKeys(batch, maxDecompressed(cfg)); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
-			}
-		}
-		if h.NumRecords <= 0 {
-			return nil, fmt.Errorf("%w: batch holds no records", ErrInvalidRecord)
-		}
-		if h.IsControl() {
-			return nil, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
-		}
-		if h.IsTransactional() && h.ProducerID < 0 {
-			return nil, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
-		}
-		if !cfg.LogAppendTime {
-			if cfg.TimestampBeforeMaxMs >= 0 && h.MaxTimestamp >= 0 && now-h.FirstTimestamp > cfg.TimestampBeforeMaxMs {
-				return nil, fmt.Errorf("%w: timestamp %d is more than %d ms before the broker's clock",
-					ErrInvalidTimestamp, h.FirstTimestamp, cfg.TimestampBeforeMaxMs)
-			}
-			if cfg.TimestampAfterMaxMs >= 0 && h.MaxTimestamp-now > cfg.TimestampAfterMaxMs {
-				return nil, fmt.Errorf("%w: timestamp %d is more than %d ms after the broker's clock",
-					ErrInvalidTimestamp, h.MaxTimestamp, cfg.TimestampAfterMaxMs)
-			}
-		}
-		headers = append(headers, h)
-		rest = rest[size:]
-	}
-	return headers, nil
 }
 
 // maxDecompressed bounds what one produced batch may expand to. Validation

@@ -18,8 +18,13 @@ func (t *traffic) appended(records []byte, headers []record.Header) {
 	for _, h := range headers {
 		n += int64(h.NumRecords)
 	}
-	t.bytesIn.Add(int64(len(records)))
-	t.recordsIn.Add(n)
+	t.add(int64(len(records)), n)
+}
+
+// add counts bytes and records appended.
+func (t *traffic) add(bytes, records int64) {
+	t.bytesIn.Add(bytes)
+	t.recordsIn.Add(records)
 }
 
 // isrChanged counts a shrink when a replica left the ISR and an expand when

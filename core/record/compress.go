@@ -94,6 +94,7 @@ func decompressAppend(dst []byte, c Codec, src []byte, limit int) ([]byte, error
 		limit = 0
 	}
 	dst = dst[:0]
+	decompressions.Add(1)
 	var err error
 	switch c {
 	case CodecGzip:

@@ -181,6 +181,14 @@ func ParseHeader(b []byte) (Header, error) {
 	return h, nil
 }
 
+// BatchSize returns the length field of the batch starting b and the
+// batch's total size it implies, without parsing or checking anything
+// else. b must hold at least the first 12 bytes.
+func BatchSize(b []byte) (length int32, size int) {
+	length = int32(binary.BigEndian.Uint32(b[posLength:]))
+	return length, int(length) + lengthOverhead
+}
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Checksum computes the CRC-32C of a v2 batch: the bytes from the attributes

@@ -35,6 +35,10 @@ type recordReader struct {
 	headers []RecordHeader
 	// wantHeaders decodes header keys and values; validation only skips them.
 	wantHeaders bool
+	// keys are the header keys of the previous records by position: records
+	// of a batch mostly repeat them, and reusing the string saves an
+	// allocation per record.
+	keys []string
 }
 
 // next decodes the record at the current position. index is the record's
@@ -98,7 +102,7 @@ func (rr *recordReader) next(index int) (Record, error) {
 			return Record{}, fmt.Errorf("record %d: header %d value: %w", index, i, err)
 		}
 		if rr.wantHeaders {
-			rr.headers = append(rr.headers, RecordHeader{Key: string(key), Value: val})
+			rr.headers = append(rr.headers, RecordHeader{Key: rr.key(i, key), Value: val})
 		}
 	}
 	if p != len(body) {
@@ -108,6 +112,22 @@ func (rr *recordReader) next(index int) (Record, error) {
 		r.Headers = rr.headers
 	}
 	return r, nil
+}
+
+// key returns key, the key of header i of a record, as a string, reusing
+// the previous record's when it is the same.
+func (rr *recordReader) key(i int, key []byte) string {
+	if i < len(rr.keys) && rr.keys[i] == string(key) {
+		return rr.keys[i]
+	}
+	k := string(key)
+	switch {
+	case i < len(rr.keys):
+		rr.keys[i] = k
+	case i == len(rr.keys) && i < 8:
+		rr.keys = append(rr.keys, k)
+	}
+	return k
 }
 
 // readBytes decodes a varint-length-prefixed byte string (-1 = null) at p.

@@ -218,6 +218,7 @@ var streamStates = sync.Pool{New: func() any {
 
 // validateStream checks the records of a compressed batch with header h.
 func validateStream(h Header, c Codec, body []byte, limit int, requireKey bool) error {
+	decompressions.Add(1)
 	st := streamStates.Get().(*streamState)
 	defer streamStates.Put(st)
 	st.src.Reset(body)

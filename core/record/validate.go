@@ -46,52 +46,15 @@ func checkFraming(b []byte) (Header, error) {
 // decision. Errors are ErrCorrupt-class except ErrUnsupportedMagic and
 // ErrTooLarge.
 func Validate(b []byte, maxDecompressed int) (Header, error) {
-	return validate(b, maxDecompressed, false)
+	f, err := Inspect(b, Inspection{MaxDecompressed: maxDecompressed})
+	return f.Header, err
 }
 
 // ValidateKeyed is Validate that also requires every record to have a key
 // (a compacted topic's); a null key fails with ErrNullKey.
 func ValidateKeyed(b []byte, maxDecompressed int) (Header, error) {
-	return validate(b, maxDecompressed, true)
-}
-
-func validate(b []byte, maxDecompressed int, requireKey bool) (Header, error) {
-	h, err := checkFraming(b)
-	if err != nil {
-		return Header{}, err
-	}
-	body := b[HeaderSize:]
-	if c := h.Codec(); c != CodecNone {
-		if err := validateStream(h, c, body, maxDecompressed, requireKey); err != nil {
-			return Header{}, err
-		}
-		return h, nil
-	}
-	rr := recordReader{b: body}
-	n := 0
-	for rr.pos < len(rr.b) {
-		if n >= int(h.NumRecords) {
-			return Header{}, corruptf("%d bytes follow the %d records the header declares", len(rr.b)-rr.pos, h.NumRecords)
-		}
-		r, err := rr.next(n)
-		if err != nil {
-			return Header{}, err
-		}
-		if r.OffsetDelta != int32(n) {
-			return Header{}, corruptf("record %d has offset delta %d", n, r.OffsetDelta)
-		}
-		if requireKey && r.Key == nil {
-			return Header{}, fmt.Errorf("%w (record %d)", ErrNullKey, n)
-		}
-		n++
-	}
-	if n != int(h.NumRecords) {
-		return Header{}, corruptf("header declares %d records, batch holds %d", h.NumRecords, n)
-	}
-	if n > 0 && h.LastOffsetDelta != int32(n-1) {
-		return Header{}, corruptf("last offset delta %d does not match %d records", h.LastOffsetDelta, n)
-	}
-	return h, nil
+	f, err := Inspect(b, Inspection{MaxDecompressed: maxDecompressed, RequireKeys: true})
+	return f.Header, err
 }
 
 // Records calls fn for each record of the batch b in order, decompressing with
