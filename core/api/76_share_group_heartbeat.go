@@ -41,7 +41,7 @@ func (b *Broker) handleShareGroupHeartbeat(r *protocol.Request) protocol.Reply {
 	if r.Conn != nil {
 		hr.ClientHost = clientHost(r.Conn.Remote)
 	}
-	res, err := b.share().groups.Heartbeat(hr)
+	res, err := b.share().Groups().Heartbeat(hr)
 	if err != nil {
 		return fail(errCode(err), err.Error())
 	}

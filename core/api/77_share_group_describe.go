@@ -37,7 +37,7 @@ func (b *Broker) handleShareGroupDescribe(r *protocol.Request) protocol.Reply {
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
-		d, err := b.share().groups.Describe(id)
+		d, err := b.share().Groups().Describe(id)
 		if err != nil {
 			sg.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + id + " not found."

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
@@ -15,6 +17,7 @@ import (
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/replication"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
 )
@@ -62,7 +65,7 @@ type Broker struct {
 	reg     *protocol.Registry
 
 	shareOnce sync.Once // builds shr
-	shr       *shareState
+	shr       *coordinator.Coordinator
 
 	sessOnce sync.Once
 	sessions *FetchSessions // consumer fetch sessions; see fetchSessions
@@ -137,4 +140,46 @@ func (b *Broker) adminCtx(r *protocol.Request, timeoutMs int32) (context.Context
 		return ctx, cancel
 	}
 	return controller.WithPrincipal(ctx, r.Conn.Principal()), cancel
+}
+
+// share returns the broker's share groups, built on first use.
+func (b *Broker) share() *coordinator.Coordinator {
+	b.shareOnce.Do(func() {
+		b.shr = coordinator.New(coordinator.Config{NodeID: b.Config.NodeID, Groups: b.Config.Groups,
+			Fsync: b.Config.Log.Durability == config.DurabilityFsync, Logger: b.Logger, Now: b.now}, shareBroker{b})
+	})
+	return b.shr
+}
+
+func (b *Broker) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// shareBroker is what share groups reach of the broker.
+type shareBroker struct{ b *Broker }
+
+func (s shareBroker) Partition(topic string, index int32) (*partition.Partition, bool) {
+	return s.b.partition(topic, index)
+}
+
+func (s shareBroker) Image() *controller.Image { return s.b.Controller.Image() }
+
+func (s shareBroker) EnsureInternalTopic(name string, partitions int32, rf int16, configFor func(int16) map[string]string) (*controller.Topic, error) {
+	return s.b.ensureInternalTopic(internalTopic{name: name, partitions: partitions, replicationFactor: rf,
+		configFor: configFor, unavailable: coordinator.ErrCoordinatorNotAvailable})
+}
+
+func (s shareBroker) IsGroupCoordinator(group string) bool {
+	return s.b.Groups != nil && s.b.Groups.Partition(group) != nil
+}
+
+func (s shareBroker) Send(id int32, req kmsg.Request) (resp kmsg.Response, err error) {
+	err = s.b.withPeer(id, channelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
+		resp, err = cl.Request(ctx, req)
+		return err
+	})
+	return resp, err
 }

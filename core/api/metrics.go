@@ -99,7 +99,7 @@ func (c *MetricsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descControllerActive, active)
 	gauge(descMetadataOffset, float64(im.Offset))
-	st := b.share().parts.Totals()
+	st := b.share().Partitions().Totals()
 	gauge(descShareInFlight, float64(st.InFlight))
 	gauge(descShareAcquired, float64(st.Acquired))
 	ch <- prometheus.MustNewConstMetric(descShareLockTimeouts, prometheus.CounterValue, float64(st.LockTimeouts))
