@@ -172,8 +172,11 @@ func (s shareBroker) EnsureInternalTopic(name string, partitions int32, rf int16
 		configFor: configFor, unavailable: coordinator.ErrCoordinatorNotAvailable})
 }
 
-func (s shareBroker) IsGroupCoordinator(group string) bool {
-	return s.b.Groups != nil && s.b.Groups.Partition(group) != nil
+func (s shareBroker) GroupPartition(group string) *partition.Partition {
+	if s.b.Groups == nil {
+		return nil
+	}
+	return s.b.Groups.Partition(group)
 }
 
 func (s shareBroker) Send(id int32, req kmsg.Request) (resp kmsg.Response, err error) {

@@ -31,7 +31,7 @@ func (c *Coordinator) List(states, types []string) []Listing {
 	}
 	var out []Listing
 	for _, g := range c.groups.List() {
-		if !c.broker.IsGroupCoordinator(g.GroupID) {
+		if c.broker.GroupPartition(g.GroupID) == nil {
 			continue
 		}
 		if match(states, g.State) && match(types, GroupType) {
@@ -45,6 +45,9 @@ func (c *Coordinator) List(states, types []string) []Listing {
 // share-partitions on this broker.
 func (c *Coordinator) DeleteGroup(id string) error {
 	if err := c.groups.Delete(id); err != nil {
+		return err
+	}
+	if err := c.PersistMembership(id); err != nil {
 		return err
 	}
 	for _, k := range c.parts.Group(id) {

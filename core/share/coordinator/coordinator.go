@@ -26,9 +26,9 @@ type Broker interface {
 	// when it does not exist (its replication factor capped by the live
 	// brokers, configs built from the capped value).
 	EnsureInternalTopic(name string, partitions int32, rf int16, configFor func(rf int16) map[string]string) (*controller.Topic, error)
-	// IsGroupCoordinator says whether this broker coordinates a group
-	// (leads its __consumer_offsets partition).
-	IsGroupCoordinator(group string) bool
+	// GroupPartition is a group's __consumer_offsets partition when this
+	// broker coordinates the group, nil otherwise.
+	GroupPartition(group string) *partition.Partition
 	// Send sends an inter-broker request to broker id and returns its
 	// answer; the client is kept apart from other inter-broker traffic.
 	Send(id int32, req kmsg.Request) (kmsg.Response, error)
@@ -71,6 +71,13 @@ type Coordinator struct {
 	// so the state never goes back to an older snapshot; striped by key.
 	writeMu [64]sync.Mutex
 
+	// memberMu guards written (the members each group's durable records
+	// hold) and loadedGroups (the leader epoch each __consumer_offsets
+	// partition's share groups were read back in).
+	memberMu     sync.Mutex
+	written      map[string]map[string]bool
+	loadedGroups map[int32]int32
+
 	topicsMu  sync.Mutex // guards topicsIm, topics
 	topicsIm  *controller.Image
 	topicsMap map[string]share.TopicInfo
@@ -94,7 +101,8 @@ func New(cfg Config, b Broker) *Coordinator {
 	g := cfg.Groups
 	c := &Coordinator{
 		cfg: cfg, broker: b, log: cfg.Logger,
-		epochs:   map[share.PartitionKey]loadedEpochs{},
+		epochs:  map[share.PartitionKey]loadedEpochs{},
+		written: map[string]map[string]bool{}, loadedGroups: map[int32]int32{},
 		sessions: share.NewSessions(int(g.GroupShareMaxShareSessions)),
 		parts: share.NewPartitions(share.PartitionConfig{
 			RecordLockDuration: millis(g.GroupShareRecordLockDurationMs),
@@ -110,8 +118,13 @@ func New(cfg Config, b Broker) *Coordinator {
 	}, cfg.Now, c.Topics, func(group, member string) {
 		c.parts.ReleaseMember(group, member)
 		c.sessions.Drop(group, member)
-		// Called under the group's lock: the write must not wait there.
-		go c.PersistGroup(group)
+		// Called under the group's lock: the writes must not wait there.
+		go func() {
+			c.PersistGroup(group)
+			if err := c.PersistMembership(group); err != nil {
+				c.log.Warn("writing share group membership", "group", group, "err", err)
+			}
+		}()
 	})
 	return c
 }
