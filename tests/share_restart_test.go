@@ -1,9 +1,13 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Share-partition state survives a broker restart through
@@ -57,5 +61,77 @@ func TestShareGroupStateSurvivesRestart(t *testing.T) {
 	}
 	if start, lag := describeShareOffsets(t, b.Addr, group, topic, 0); start != 4 || lag != 5 {
 		t.Fatalf("after restart: start %d lag %d, want 4 and 5", start, lag)
+	}
+}
+
+// heartbeat sends a ShareGroupHeartbeat at the member's epoch.
+func (m *rawShareMember) heartbeat() error {
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.GroupID, req.MemberID, req.MemberEpoch = m.group, m.id, m.epoch
+	ctx, cancel := m.ctx()
+	defer cancel()
+	resp, err := req.RequestWith(ctx, m.cl)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	m.epoch = resp.MemberEpoch
+	return nil
+}
+
+// Share group membership survives a coordinator restart as Kafka's share
+// group records make it: the group epoch, the members, their member epochs
+// and assignments come back from __consumer_offsets, and a member goes on
+// heartbeating at its epoch.
+func TestShareGroupMembershipSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	b := startRestartableBroker(t, dir)
+	topic, group := "share-members-restart", "sg-members-restart"
+	createTopic(t, b.Addr, topic, 4, nil)
+	m1 := newRawShareMember(t, b.Addr, group, "member-1")
+	m1.join(topic)
+	m2 := newRawShareMember(t, b.Addr, group, "member-2")
+	m2.join(topic)
+	if err := m1.heartbeat(); err != nil {
+		t.Fatalf("m1 heartbeat: %v", err)
+	}
+	before := describeShareGroup(t, b.Addr, group)
+	if len(before.Members) != 2 {
+		t.Fatalf("before the restart: %d members", len(before.Members))
+	}
+	b.Stop()
+
+	b = startRestartableBroker(t, dir)
+	var after kmsg.ShareGroupDescribeResponseGroup
+	eventually(t, 30*time.Second, "the share group described after the restart", func() error {
+		req := kmsg.NewPtrShareGroupDescribeRequest()
+		req.GroupIDs = []string{group}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, newShareClient(t, b.Addr))
+		if err != nil {
+			return err
+		}
+		after = resp.Groups[0]
+		return kerr.ErrorForCode(after.ErrorCode)
+	})
+	summary := func(g kmsg.ShareGroupDescribeResponseGroup) string {
+		s := fmt.Sprintf("epoch %d:", g.GroupEpoch)
+		for _, m := range g.Members {
+			s += fmt.Sprintf(" %s@%d", m.MemberID, m.MemberEpoch)
+			for _, tp := range m.Assignment.TopicPartitions {
+				s += fmt.Sprintf(" %s%v", tp.Topic, tp.Partitions)
+			}
+		}
+		return s
+	}
+	if summary(after) != summary(before) {
+		t.Fatalf("after the restart %q, want %q", summary(after), summary(before))
+	}
+	m2.cl = newShareClient(t, b.Addr)
+	if err := m2.heartbeat(); err != nil {
+		t.Fatalf("m2 heartbeat at epoch %d after the restart: %v", m2.epoch, err)
 	}
 }

@@ -160,8 +160,12 @@ consumes the partition. Without a commit the lag counts from the log start.`,
 				l, ok := lags[g]
 				notClassic := ok && (errors.Is(l.DescribeErr, kerr.GroupIDNotFound) || (l.Error() == nil && l.State == "Dead"))
 				if notClassic {
-					// Perhaps a consumer group of the KIP-848 protocol.
+					// Perhaps a consumer group of the KIP-848 protocol, or a
+					// share group.
 					v, found, err := describeConsumerProtocolGroup(ctx, adm, g)
+					if err == nil && !found {
+						v, found, err = describeShareGroup(ctx, adm, g)
+					}
 					switch {
 					case err != nil:
 						errs = append(errs, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -35,8 +36,8 @@ func (b *Broker) handleDescribeGroups(r *protocol.Request) protocol.Reply {
 		if b.Groups != nil {
 			d, err = b.Groups.DescribeGroup(id)
 		}
-		if errors.Is(err, group.ErrGroupIDNotFound) && b.share().groups.Exists(id) {
-			d.Type, err = shareGroupType, nil
+		if errors.Is(err, group.ErrGroupIDNotFound) && b.share().Groups().Exists(id) {
+			d.Type, err = coordinator.GroupType, nil
 		}
 		if err == nil && d.Type != group.TypeClassic {
 			err = group.ErrGroupIDNotFound

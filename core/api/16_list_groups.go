@@ -3,7 +3,9 @@ package api
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -26,7 +28,9 @@ func (b *Broker) handleListGroups(r *protocol.Request) protocol.Reply {
 	}
 	groups, err := b.Groups.ListGroups(states, types)
 	resp.ErrorCode = errCode(err)
-	groups = append(groups, b.listShareGroups(states, types)...)
+	for _, g := range b.share().List(states, types) {
+		groups = append(groups, group.GroupListing{Group: g.GroupID, ProtocolType: coordinator.GroupType, State: group.State(g.State), Type: coordinator.GroupType})
+	}
 	// Kafka: DESCRIBE on the cluster lists every group; otherwise only the
 	// groups the principal may describe are listed.
 	all := b.authorizeCluster(r, sdkauth.OpDescribe)

@@ -40,8 +40,8 @@ func (b *Broker) handleDeleteGroups(r *protocol.Request) protocol.Reply {
 		default:
 			err := errs[0]
 			errs = errs[1:]
-			if errors.Is(err, group.ErrGroupIDNotFound) && b.share().groups.Exists(id) {
-				err = b.deleteShareGroup(id)
+			if errors.Is(err, group.ErrGroupIDNotFound) && b.share().Groups().Exists(id) {
+				err = b.share().DeleteGroup(id)
 			}
 			sg.ErrorCode = errCode(err)
 		}

@@ -42,7 +42,7 @@ func (b *Broker) handleConsumerGroupDescribe(r *protocol.Request) protocol.Reply
 		}
 		if err != nil {
 			sg.ErrorCode, sg.ErrorMessage = errCode(err), errMessage(err)
-			if errors.Is(err, group.ErrGroupIDNotFound) && b.share().groups.Exists(id) {
+			if errors.Is(err, group.ErrGroupIDNotFound) && b.share().Groups().Exists(id) {
 				msg := "Group " + id + " is not a consumer group."
 				sg.ErrorMessage = &msg
 			}

@@ -41,9 +41,20 @@ func (b *Broker) handleShareGroupHeartbeat(r *protocol.Request) protocol.Reply {
 	if r.Conn != nil {
 		hr.ClientHost = clientHost(r.Conn.Remote)
 	}
-	res, err := b.share().groups.Heartbeat(hr)
+	st := b.share()
+	if err := st.LoadMembership(req.GroupID); err != nil {
+		return fail(shareErrCode(err), err.Error())
+	}
+	res, err := st.Groups().Heartbeat(hr)
 	if err != nil {
 		return fail(errCode(err), err.Error())
+	}
+	// A new epoch (a join, an assignment, a leave) is durable before it
+	// is answered.
+	if req.MemberEpoch == -1 || res.MemberEpoch != req.MemberEpoch {
+		if err := st.PersistMembership(req.GroupID); err != nil {
+			return fail(shareErrCode(err), err.Error())
+		}
 	}
 	id := req.MemberID
 	resp.MemberID = &id

@@ -37,7 +37,12 @@ func (b *Broker) handleShareGroupDescribe(r *protocol.Request) protocol.Reply {
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
-		d, err := b.share().groups.Describe(id)
+		if err := b.share().LoadMembership(id); err != nil {
+			sg.ErrorCode = shareErrCode(err)
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
+		d, err := b.share().Groups().Describe(id)
 		if err != nil {
 			sg.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + id + " not found."

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/share"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -35,7 +36,7 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 	if !b.authorize(r, sdkauth.OpRead, sdkauth.ResourceGroup, groupID) {
 		return fail(kerr.GroupAuthorizationFailed.Code, "")
 	}
-	acks := map[share.TopicPartition][]shareAck{}
+	acks := map[share.TopicPartition][]coordinator.Ack{}
 	var add []share.TopicPartition
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
@@ -60,7 +61,7 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 	if r.Conn != nil {
 		connID = r.Conn.ID
 	}
-	parts, closed, err := st.sessions.Update(share.SessionUpdate{Group: groupID, Member: member,
+	parts, closed, err := st.Sessions().Update(share.SessionUpdate{Group: groupID, Member: member,
 		Epoch: req.ShareSessionEpoch, Add: add, Forget: forget, Conn: connID})
 	if err != nil {
 		return fail(errCode(err), err.Error())
@@ -77,7 +78,7 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 	}
 	readAuth := b.topicAuth(r, sdkauth.OpRead)
 	allowed := func(tp share.TopicPartition) bool {
-		name, ok := b.topicNameByID(tp.TopicID)
+		name, ok := st.TopicName(tp.TopicID)
 		return !ok || readAuth.allowed(name)
 	}
 	for tp, as := range acks {
@@ -87,7 +88,9 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 			res.ackCode = kerr.TopicAuthorizationFailed.Code
 			continue
 		}
-		res.ackCode, res.ackMsg = b.acknowledgeShare(groupID, member, tp, as)
+		if err := st.Acknowledge(groupID, member, tp, as); err != nil {
+			res.ackCode, res.ackMsg = shareErrCode(err), errMessage(err)
+		}
 	}
 	if closed {
 		// The final epoch: acknowledgements only, then the member's
@@ -98,9 +101,8 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 		for _, tp := range forget {
 			delete(results, tp)
 		}
-		st.parts.ReleaseMember(groupID, member)
-		b.persistShareGroup(groupID)
-		return protocol.Reply{Resp: b.shareFetchResponse(resp, results, b.shareLockMillis(groupID))}
+		st.ReleaseMember(groupID, member)
+		return protocol.Reply{Resp: b.shareFetchResponse(resp, results, st.LockMillis(groupID))}
 	}
 	for _, tp := range parts {
 		res := get(tp)
@@ -126,13 +128,16 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 			if res.code != 0 || total >= maxRecords || bytesLeft <= 0 {
 				continue
 			}
-			got := b.acquireShare(groupID, member, tp, maxRecords-total, strict, bytesLeft)
-			res.code, res.leader, res.epoch = got.code, got.leader, got.epoch
-			res.records, res.acquired = got.records, got.acquired
-			for _, a := range got.acquired {
+			got := st.Acquire(groupID, member, tp, maxRecords-total, strict, bytesLeft)
+			res.code, res.leader, res.epoch = 0, got.Leader, got.Epoch
+			if got.Err != nil {
+				res.code = shareErrCode(got.Err)
+			}
+			res.records, res.acquired = got.Records, got.Acquired
+			for _, a := range got.Acquired {
 				total += int(a.LastOffset - a.FirstOffset + 1)
 			}
-			bytesLeft -= len(got.records)
+			bytesLeft -= len(got.Records)
 		}
 		return total
 	}
@@ -142,12 +147,12 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 		wait = maxFetchWait
 	}
 	if got > 0 || !fetch || wait <= 0 || len(parts) == 0 {
-		return protocol.Reply{Resp: b.shareFetchResponse(resp, results, b.shareLockMillis(groupID))}
+		return protocol.Reply{Resp: b.shareFetchResponse(resp, results, st.LockMillis(groupID))}
 	}
 	deadline := time.Now().Add(wait)
 	return protocol.Reply{Later: func() kmsg.Response {
 		for {
-			until, chans := b.shareWaitUntil(groupID, parts)
+			until, chans := st.WaitUntil(groupID, parts)
 			if fetchOnce() > 0 || !time.Now().Before(deadline) {
 				break
 			}
@@ -162,24 +167,30 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 			timer.Stop()
 			select {
 			case <-b.Done:
-				return b.shareFetchResponse(resp, results, b.shareLockMillis(groupID))
+				return b.shareFetchResponse(resp, results, st.LockMillis(groupID))
 			default:
 			}
 		}
-		return b.shareFetchResponse(resp, results, b.shareLockMillis(groupID))
+		return b.shareFetchResponse(resp, results, st.LockMillis(groupID))
 	}}
 }
 
-func toShareAck(first, last int64, types []int8) shareAck {
-	a := shareAck{first: first, last: last}
-	for _, t := range types {
-		a.types = append(a.types, share.AckType(t))
-	}
-	return a
+// sharePartResult is what one partition of a ShareFetch answers.
+type sharePartResult struct {
+	code, ackCode int16
+	ackMsg        *string
+	leader, epoch int32
+	records       []byte
+	acquired      []share.AcquiredRange
+	hasAcks       bool
 }
 
-func (b *Broker) shareLockMillis(groupID string) int32 {
-	return int32(b.shareSettings(groupID).lockDuration.Milliseconds())
+func toShareAck(first, last int64, types []int8) coordinator.Ack {
+	a := coordinator.Ack{First: first, Last: last}
+	for _, t := range types {
+		a.Types = append(a.Types, share.AckType(t))
+	}
+	return a
 }
 
 // shareFetchResponse lays the partition results out by topic.
@@ -219,7 +230,7 @@ func sortedTPs(m map[share.TopicPartition]*sharePartResult) []share.TopicPartiti
 	for tp := range m {
 		out = append(out, tp)
 	}
-	sortTopicPartitions(out)
+	coordinator.SortTopicPartitions(out)
 	return out
 }
 
@@ -235,9 +246,8 @@ func (b *Broker) releaseOnClose(conn *protocol.ConnInfo, groupID, member string)
 			return
 		}
 		st := b.share()
-		if st.sessions.DropConn(groupID, member, conn.ID) {
-			st.parts.ReleaseMember(groupID, member)
-			b.persistShareGroup(groupID)
+		if st.Sessions().DropConn(groupID, member, conn.ID) {
+			st.ReleaseMember(groupID, member)
 		}
 	}()
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/share"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -30,17 +31,17 @@ func (b *Broker) handleShareAcknowledge(r *protocol.Request) protocol.Reply {
 		return fail(kerr.GroupAuthorizationFailed.Code, "")
 	}
 	st := b.share()
-	_, closed, err := st.sessions.Update(share.SessionUpdate{Group: groupID, Member: member,
+	_, closed, err := st.Sessions().Update(share.SessionUpdate{Group: groupID, Member: member,
 		Epoch: req.ShareSessionEpoch, AckOnly: true})
 	if err != nil {
 		return fail(errCode(err), err.Error())
 	}
 	readAuth := b.topicAuth(r, sdkauth.OpRead)
-	resp.AcquisitionLockTimeoutMillis = b.shareLockMillis(groupID)
+	resp.AcquisitionLockTimeoutMillis = st.LockMillis(groupID)
 	for _, t := range req.Topics {
 		rt := kmsg.NewShareAcknowledgeResponseTopic()
 		rt.TopicID = t.TopicID
-		name, known := b.topicNameByID(t.TopicID)
+		name, known := st.TopicName(t.TopicID)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
@@ -52,12 +53,14 @@ func (b *Broker) handleShareAcknowledge(r *protocol.Request) protocol.Reply {
 			case !readAuth.allowed(name):
 				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			default:
-				var acks []shareAck
+				var acks []coordinator.Ack
 				for _, ab := range p.AcknowledgementBatches {
 					acks = append(acks, toShareAck(ab.FirstOffset, ab.LastOffset, ab.AcknowledgeTypes))
 				}
-				rp.ErrorCode, rp.ErrorMessage = b.acknowledgeShare(groupID, member, tp, acks)
-				if _, pp, code, leader, epoch := b.localSharePartition(groupID, tp); code == 0 || pp == nil {
+				if err := st.Acknowledge(groupID, member, tp, acks); err != nil {
+					rp.ErrorCode, rp.ErrorMessage = shareErrCode(err), errMessage(err)
+				}
+				if leader, epoch, ok := st.Leadership(tp); ok {
 					rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = leader, epoch
 				}
 			}
@@ -66,8 +69,7 @@ func (b *Broker) handleShareAcknowledge(r *protocol.Request) protocol.Reply {
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if closed {
-		st.parts.ReleaseMember(groupID, member)
-		b.persistShareGroup(groupID)
+		st.ReleaseMember(groupID, member)
 	}
 	return protocol.Reply{Resp: resp}
 }

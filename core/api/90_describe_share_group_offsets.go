@@ -33,8 +33,8 @@ func (b *Broker) handleDescribeShareGroupOffsets(r *protocol.Request) protocol.R
 		if topics == nil {
 			// Null: every share-partition the group has state for.
 			byName := map[string]int{}
-			for _, k := range b.share().parts.Group(rg.GroupID) {
-				name, ok := b.topicNameByID(k.TopicID)
+			for _, k := range b.share().Partitions().Group(rg.GroupID) {
+				name, ok := b.share().TopicName(k.TopicID)
 				if !ok {
 					continue
 				}
@@ -64,23 +64,9 @@ func (b *Broker) handleDescribeShareGroupOffsets(r *protocol.Request) protocol.R
 					t.Partitions = append(t.Partitions, rp)
 					continue
 				}
-				k := share.PartitionKey{Group: rg.GroupID, TopicPartition: share.TopicPartition{TopicID: info.ID, Partition: part}}
-				sp := b.share().parts.Lookup(k)
-				if sp == nil {
-					// Not served since this broker started: its durable
-					// state, if any.
-					if snap, ok, err := b.loadShareState(k); err == nil && ok {
-						sp, _ = b.share().parts.Get(k, func() (share.Snapshot, bool, error) { return snap, true, nil },
-							func() int64 { return snap.StartOffset })
-					}
-				}
-				if sp != nil {
-					start, _ := sp.Offsets()
-					rp.StartOffset = start
-					if p, ok := b.partition(rt.Topic, part); ok {
-						_, rp.LeaderEpoch = p.Leadership()
-						rp.Lag = sp.Lag(p.Offsets().HighWatermark)
-					}
+				tp := share.TopicPartition{TopicID: info.ID, Partition: part}
+				if off, ok := b.share().DescribeOffsets(rg.GroupID, rt.Topic, tp); ok {
+					rp.StartOffset, rp.LeaderEpoch, rp.Lag = off.StartOffset, off.LeaderEpoch, off.Lag
 				}
 				t.Partitions = append(t.Partitions, rp)
 			}

@@ -30,7 +30,7 @@ func (b *Broker) handleAlterShareGroupOffsets(r *protocol.Request) protocol.Repl
 		return fail(code, "")
 	}
 	st := b.share()
-	if d, err := st.groups.Describe(req.GroupID); err == nil && len(d.Members) > 0 {
+	if d, err := st.Groups().Describe(req.GroupID); err == nil && len(d.Members) > 0 {
 		return fail(kerr.NonEmptyGroup.Code, "The group has active members; offsets can only be altered in an empty share group.")
 	}
 	read := b.topicAuth(r, sdkauth.OpRead)
@@ -51,22 +51,8 @@ func (b *Broker) handleAlterShareGroupOffsets(r *protocol.Request) protocol.Repl
 				p.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				tp := share.TopicPartition{TopicID: info.ID, Partition: rp.Partition}
-				sp, pp, code, _, _ := b.localSharePartition(req.GroupID, tp)
-				if code != 0 {
-					p.ErrorCode = code
-					break
-				}
-				start := rp.StartOffset
-				off := pp.Offsets()
-				if start < off.LogStartOffset {
-					start = off.LogStartOffset
-				}
-				if start > off.HighWatermark {
-					start = off.HighWatermark
-				}
-				sp.Reset(start)
-				if err := b.persistShare(share.PartitionKey{Group: req.GroupID, TopicPartition: tp}, sp); err != nil {
-					p.ErrorCode, p.ErrorMessage = kerr.KafkaStorageError.Code, errMessage(err)
+				if err := st.ResetStart(req.GroupID, tp, rp.StartOffset); err != nil {
+					p.ErrorCode, p.ErrorMessage = shareErrCode(err), errMessage(err)
 					break
 				}
 				changed = true
@@ -76,7 +62,7 @@ func (b *Broker) handleAlterShareGroupOffsets(r *protocol.Request) protocol.Repl
 		resp.Topics = append(resp.Topics, t)
 	}
 	if changed {
-		st.groups.Ensure(req.GroupID)
+		st.Groups().Ensure(req.GroupID)
 	}
 	return protocol.Reply{Resp: resp}
 }

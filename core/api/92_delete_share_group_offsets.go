@@ -29,7 +29,7 @@ func (b *Broker) handleDeleteShareGroupOffsets(r *protocol.Request) protocol.Rep
 		return fail(code, "")
 	}
 	st := b.share()
-	d, err := st.groups.Describe(req.GroupID)
+	d, err := st.Groups().Describe(req.GroupID)
 	if err != nil {
 		return fail(errCode(err), err.Error())
 	}
@@ -49,13 +49,8 @@ func (b *Broker) handleDeleteShareGroupOffsets(r *protocol.Request) protocol.Rep
 		case !known:
 			t.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		default:
-			for _, k := range st.parts.Group(req.GroupID) {
-				if k.TopicID == info.ID {
-					st.parts.Delete(k)
-					if err := b.persistShare(k, nil); err != nil {
-						t.ErrorCode, t.ErrorMessage = kerr.KafkaStorageError.Code, errMessage(err)
-					}
-				}
+			if err := st.DeleteTopicState(req.GroupID, info.ID); err != nil {
+				t.ErrorCode, t.ErrorMessage = shareErrCode(err), errMessage(err)
 			}
 		}
 		resp.Topics = append(resp.Topics, t)

@@ -9,12 +9,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregorbroker/gregor/core/broker"
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/httpapi"
+	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
 	"github.com/gregorbroker/gregor/core/replication"
 	"github.com/gregorbroker/gregor/core/share"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	"github.com/gregorbroker/gregor/core/telemetry"
 	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -46,7 +49,7 @@ type Broker struct {
 	reg     *protocol.Registry
 
 	shareOnce sync.Once // builds shr
-	shr       *shareState
+	shr       *coordinator.Coordinator
 
 	markersOnce sync.Once // builds markers
 	markers     *txn.Markers
@@ -162,6 +165,51 @@ func (b *Broker) HTTPAuthenticator() httpapi.SASLAuthenticator {
 // MetricsCollector returns the broker's Prometheus collector.
 func (b *Broker) MetricsCollector() *httpapi.MetricsCollector {
 	return &httpapi.MetricsCollector{View: b.AdminView(),
-		ShareTotals:   func() share.Stats { return b.share().parts.Totals() },
+		ShareTotals:   func() share.Stats { return b.share().Partitions().Totals() },
 		FetchSessions: func() fetchsession.Stats { return b.fetchSessions().Stats() }}
+}
+
+// share returns the broker's share groups, built on first use.
+func (b *Broker) share() *coordinator.Coordinator {
+	b.shareOnce.Do(func() {
+		b.shr = coordinator.New(coordinator.Config{NodeID: b.Config.NodeID, Groups: b.Config.Groups,
+			Fsync: b.Config.Log.Durability == config.DurabilityFsync, Logger: b.Logger, Now: b.now}, shareBroker{b})
+	})
+	return b.shr
+}
+
+func (b *Broker) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// shareBroker is what share groups reach of the broker.
+type shareBroker struct{ b *Broker }
+
+func (s shareBroker) Partition(topic string, index int32) (*partition.Partition, bool) {
+	return s.b.partition(topic, index)
+}
+
+func (s shareBroker) Image() *controller.Image { return s.b.Controller.Image() }
+
+func (s shareBroker) EnsureInternalTopic(name string, partitions int32, rf int16, configFor func(int16) map[string]string) (*controller.Topic, error) {
+	return s.b.ensureInternalTopic(internalTopic{name: name, partitions: partitions, replicationFactor: rf,
+		configFor: configFor, unavailable: coordinator.ErrCoordinatorNotAvailable})
+}
+
+func (s shareBroker) GroupPartition(group string) *partition.Partition {
+	if s.b.Groups == nil {
+		return nil
+	}
+	return s.b.Groups.Partition(group)
+}
+
+func (s shareBroker) Send(id int32, req kmsg.Request) (resp kmsg.Response, err error) {
+	err = s.b.withPeer(id, replication.ChannelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
+		resp, err = cl.Request(ctx, req)
+		return err
+	})
+	return resp, err
 }

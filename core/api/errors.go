@@ -10,6 +10,7 @@ import (
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/share"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	"github.com/gregorbroker/gregor/core/txn"
 )
 
@@ -147,4 +148,34 @@ func errMessage(err error) *string {
 	}
 	s := err.Error()
 	return &s
+}
+
+// shareCoordinatorErrs are the errors of share-partitions and the share
+// coordinator; they are matched before errMap, whose partition errors they
+// may wrap.
+var shareCoordinatorErrs = []struct {
+	err  error
+	code *kerr.Error
+}{
+	// A failed write and an unreadable state wrap the cause: first.
+	{coordinator.ErrStateWrite, kerr.KafkaStorageError},
+	{coordinator.ErrNotLeader, kerr.NotLeaderForPartition},
+	{coordinator.ErrUnknownTopicID, kerr.UnknownTopicID},
+	{coordinator.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition},
+	{coordinator.ErrNotCoordinator, kerr.NotCoordinator},
+	{coordinator.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
+	{coordinator.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
+	{coordinator.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+	{coordinator.ErrFencedStateEpoch, kerr.FencedStateEpoch},
+	{coordinator.ErrInvalidRequest, kerr.InvalidRequest},
+}
+
+// shareErrCode chooses the Kafka error code for an error of share groups.
+func shareErrCode(err error) int16 {
+	for _, m := range shareCoordinatorErrs {
+		if errors.Is(err, m.err) {
+			return m.code.Code
+		}
+	}
+	return errCode(err)
 }

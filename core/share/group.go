@@ -426,3 +426,26 @@ func copyAssignment(a map[string][]int32) map[string][]int32 {
 	}
 	return out
 }
+
+// Restore installs a share group read back from its durable records when
+// this broker holds no group of that id; its members count as alive from
+// now, at the epochs they had. It reports whether the group was installed.
+func (g *Groups) Restore(d Group) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.groups[d.GroupID] != nil {
+		return false
+	}
+	gr := &group{id: d.GroupID, epoch: d.GroupEpoch, members: map[string]*Member{}}
+	now := g.now()
+	for _, m := range d.Members {
+		c := m
+		c.Subscribed = append([]string(nil), m.Subscribed...)
+		sort.Strings(c.Subscribed)
+		c.Assignment = copyAssignment(m.Assignment)
+		c.lastSeen, c.answered = now, m.MemberEpoch
+		gr.members[m.MemberID] = &c
+	}
+	g.groups[d.GroupID] = gr
+	return true
+}

@@ -1,0 +1,313 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/gregorbroker/gregor/core/group"
+	"github.com/gregorbroker/gregor/core/partition"
+	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/share"
+)
+
+// Store is the share coordinator: it keeps the share-partition state of
+// the __share_group_state partitions this broker leads, one ShareSnapshot
+// record per change, each acknowledged only once the partition's ISR has
+// it (and, with fsync durability, once it is on disk). Each state
+// partition is read into memory when this broker starts leading it, and
+// the requests on one partition run one at a time.
+type Store struct {
+	c *Coordinator
+
+	mu    sync.Mutex // guards parts
+	parts map[int32]*statePartition
+}
+
+type statePartition struct {
+	// mu serialises the requests on the partition and guards the fields
+	// below.
+	mu sync.Mutex
+	// epoch is the leader epoch the states were read in; -1 when they
+	// must be read again.
+	epoch  int32
+	states map[share.PartitionKey]State
+	// leaderEpochs are the share-partition leader epochs reads announced.
+	leaderEpochs map[share.PartitionKey]int32
+}
+
+func newStore(c *Coordinator) *Store {
+	return &Store{c: c, parts: map[int32]*statePartition{}}
+}
+
+// Kafka's defaults for the state topic (share.coordinator.state.topic.*).
+const (
+	stateTopicPartitions = 50
+	stateTopicRF         = 3
+	stateSegmentBytes    = 100 << 20
+)
+
+// StateTopicPartition is the __share_group_state partition that holds a
+// share-partition's state among n, as Kafka's share coordinator places
+// it: the Java hash of "group:topicId:partition" modulo n.
+func StateTopicPartition(k share.PartitionKey, n int32) int32 {
+	return group.PartitionFor(k.Group+":"+uuid.UUID(k.TopicID).String()+":"+strconv.Itoa(int(k.Partition)), n)
+}
+
+// stateTopicConfigs are the configs __share_group_state is created with.
+func stateTopicConfigs(rf int16) map[string]string {
+	return map[string]string{
+		"cleanup.policy":      "compact",
+		"segment.bytes":       strconv.Itoa(stateSegmentBytes),
+		"compression.type":    "producer",
+		"min.insync.replicas": strconv.Itoa(int(min(rf, 2))),
+	}
+}
+
+func validKey(k share.PartitionKey) error {
+	switch {
+	case k.Group == "":
+		return fmt.Errorf("%w: empty group id", ErrInvalidRequest)
+	case k.TopicID == [16]byte{}:
+		return fmt.Errorf("%w: null topic id", ErrInvalidRequest)
+	case k.Partition < 0:
+		return fmt.Errorf("%w: negative partition %d", ErrInvalidRequest, k.Partition)
+	}
+	return nil
+}
+
+// with runs fn on the state partition of k, read into memory, under its
+// lock.
+func (s *Store) with(k share.PartitionKey, fn func(sp *statePartition, p *partition.Partition, epoch int32) error) error {
+	if err := validKey(k); err != nil {
+		return err
+	}
+	t, ok := s.c.broker.Image().Topic(share.StateTopic)
+	if !ok || len(t.Partitions) == 0 {
+		return ErrCoordinatorNotAvailable
+	}
+	idx := StateTopicPartition(k, int32(len(t.Partitions)))
+	if t.Partitions[idx].Leader != s.c.cfg.NodeID {
+		return fmt.Errorf("%w: %s-%d is led by %d", ErrNotCoordinator, share.StateTopic, idx, t.Partitions[idx].Leader)
+	}
+	p, ok := s.c.broker.Partition(share.StateTopic, idx)
+	if !ok {
+		return fmt.Errorf("%w: %s-%d is not open here", ErrCoordinatorLoadInProgress, share.StateTopic, idx)
+	}
+	leader, epoch := p.Leadership()
+	if leader != s.c.cfg.NodeID {
+		return fmt.Errorf("%w: %s-%d is led by %d", ErrNotCoordinator, share.StateTopic, idx, leader)
+	}
+	s.mu.Lock()
+	sp := s.parts[idx]
+	if sp == nil {
+		sp = &statePartition{epoch: -1}
+		s.parts[idx] = sp
+	}
+	s.mu.Unlock()
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.epoch != epoch {
+		states, err := loadStates(p)
+		if err != nil {
+			return err
+		}
+		sp.states, sp.leaderEpochs, sp.epoch = states, map[share.PartitionKey]int32{}, epoch
+	}
+	return fn(sp, p, epoch)
+}
+
+// loadStates reads every share-partition's last snapshot from a state
+// partition; its records must all be committed.
+func loadStates(p *partition.Partition) (map[share.PartitionKey]State, error) {
+	off := p.Offsets()
+	if off.HighWatermark < off.LogEndOffset {
+		return nil, fmt.Errorf("%w: %s-%d committed up to %d of %d", ErrCoordinatorLoadInProgress, p.Topic, p.Index, off.HighWatermark, off.LogEndOffset)
+	}
+	states := map[share.PartitionKey]State{}
+	for at := off.LogStartOffset; at < off.HighWatermark; {
+		rr, err := p.Read(at, 1<<20, true)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading %s-%d: %w", ErrCoordinatorLoadInProgress, p.Topic, p.Index, err)
+		}
+		if len(rr.Records) == 0 {
+			break
+		}
+		for it := record.Batches(rr.Records); it.Next(); {
+			h := it.Header()
+			at = h.NextOffset()
+			if h.IsControl() {
+				continue
+			}
+			err := record.Records(it.Batch(), 16<<20, func(r record.Record) error {
+				k, ok, err := share.DecodeSnapshotKey(r.Key)
+				if err != nil || !ok {
+					return err
+				}
+				if r.Value == nil {
+					delete(states, k)
+					return nil
+				}
+				m, snap, err := share.DecodeSnapshotValue(r.Value)
+				if err != nil {
+					return err
+				}
+				states[k] = State{SnapshotEpoch: m.SnapshotEpoch, StateEpoch: m.StateEpoch, LeaderEpoch: m.LeaderEpoch,
+					StartOffset: snap.StartOffset, CreateTimestamp: m.CreateTimestamp, WriteTimestamp: m.WriteTimestamp, Batches: snap.Batches}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("coordinator: reading %s-%d: %w", p.Topic, p.Index, err)
+			}
+		}
+	}
+	return states, nil
+}
+
+// knownPartition checks that the share-partition's topic partition exists.
+func (s *Store) knownPartition(k share.PartitionKey) error {
+	t, ok := s.c.broker.Image().TopicsByID[uuid.UUID(k.TopicID)]
+	if !ok || int(k.Partition) >= len(t.Partitions) {
+		return fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, uuid.UUID(k.TopicID), k.Partition)
+	}
+	return nil
+}
+
+// append writes k's state (a tombstone when st is nil) and waits until it
+// is committed. A failure leaves the partition to be read again, since
+// the record may still reach the log.
+func (s *Store) append(sp *statePartition, p *partition.Partition, epoch int32, k share.PartitionKey, st *State) error {
+	now := s.c.Now().UnixMilli()
+	var value []byte
+	if st != nil {
+		value = share.EncodeSnapshotValue(share.SnapshotMeta{SnapshotEpoch: st.SnapshotEpoch, StateEpoch: st.StateEpoch,
+			LeaderEpoch: st.LeaderEpoch, CreateTimestamp: st.CreateTimestamp, WriteTimestamp: st.WriteTimestamp}, st.Snapshot())
+	}
+	batch, err := record.Encode(record.BatchSpec{FirstTimestamp: now, MaxTimestamp: now, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]record.Record{{Key: share.EncodeSnapshotKey(k), Value: value}})
+	if err != nil {
+		return fmt.Errorf("coordinator: encoding share state: %w", err)
+	}
+	if err := p.AppendCoordinatorCommitted(epoch, batch, s.c.cfg.Fsync, s.c.cfg.WriteTimeout); err != nil {
+		sp.epoch = -1
+		if errors.Is(err, partition.ErrNotLeader) || errors.Is(err, partition.ErrFencedLeaderEpoch) || errors.Is(err, partition.ErrClosed) {
+			return fmt.Errorf("%w: %w", ErrNotCoordinator, err)
+		}
+		return fmt.Errorf("%w: writing %s-%d: %w", ErrCoordinatorNotAvailable, p.Topic, p.Index, err)
+	}
+	if st == nil {
+		delete(sp.states, k)
+	} else {
+		sp.states[k] = *st
+	}
+	return nil
+}
+
+// Read is ReadShareGroupState: k's state (ok false when there is none), for
+// a share-partition leader in leaderEpoch, which fences older leaders.
+func (s *Store) Read(k share.PartitionKey, leaderEpoch int32) (st State, ok bool, err error) {
+	err = s.with(k, func(sp *statePartition, _ *partition.Partition, _ int32) error {
+		if err := s.fenced(sp, k, leaderEpoch); err != nil {
+			return err
+		}
+		if err := s.knownPartition(k); err != nil {
+			return err
+		}
+		if leaderEpoch > sp.leaderEpochs[k] {
+			sp.leaderEpochs[k] = leaderEpoch
+		}
+		st, ok = sp.states[k]
+		return nil
+	})
+	return st, ok, err
+}
+
+// Summary is ReadShareGroupStateSummary: k's state without its batches;
+// it fences like Read and announces nothing.
+func (s *Store) Summary(k share.PartitionKey, leaderEpoch int32) (st State, ok bool, err error) {
+	err = s.with(k, func(sp *statePartition, _ *partition.Partition, _ int32) error {
+		if err := s.fenced(sp, k, leaderEpoch); err != nil {
+			return err
+		}
+		if err := s.knownPartition(k); err != nil {
+			return err
+		}
+		st, ok = sp.states[k]
+		return nil
+	})
+	return st, ok, err
+}
+
+func (s *Store) fenced(sp *statePartition, k share.PartitionKey, leaderEpoch int32) error {
+	seen, ok := sp.leaderEpochs[k]
+	if st, has := sp.states[k]; has && (!ok || st.LeaderEpoch > seen) {
+		seen, ok = st.LeaderEpoch, true
+	}
+	if ok && leaderEpoch != -1 && seen > leaderEpoch {
+		return fmt.Errorf("%w: %d is older than %d", ErrFencedLeaderEpoch, leaderEpoch, seen)
+	}
+	return nil
+}
+
+// Write is WriteShareGroupState: the state batches are merged into k's
+// state, as Kafka's share coordinator merges them.
+func (s *Store) Write(k share.PartitionKey, stateEpoch, leaderEpoch int32, startOffset int64, batches []share.StateBatch) error {
+	for _, b := range batches {
+		if b.LastOffset < b.FirstOffset {
+			return fmt.Errorf("%w: state batch [%d, %d]", ErrInvalidRequest, b.FirstOffset, b.LastOffset)
+		}
+	}
+	return s.with(k, func(sp *statePartition, p *partition.Partition, epoch int32) error {
+		if err := s.fenced(sp, k, leaderEpoch); err != nil {
+			return err
+		}
+		cur, ok := sp.states[k]
+		if ok && cur.StateEpoch > stateEpoch {
+			return fmt.Errorf("%w: %d is older than %d", ErrFencedStateEpoch, stateEpoch, cur.StateEpoch)
+		}
+		if err := s.knownPartition(k); err != nil {
+			return err
+		}
+		now := s.c.Now().UnixMilli()
+		if !ok {
+			cur = State{StateEpoch: stateEpoch, LeaderEpoch: leaderEpoch, StartOffset: startOffset, CreateTimestamp: now}
+		}
+		next := merge(cur, startOffset, leaderEpoch, stateEpoch, batches)
+		next.WriteTimestamp = now
+		return s.append(sp, p, epoch, k, &next)
+	})
+}
+
+// Initialize is InitializeShareGroupState: k's state starts again at
+// startOffset in stateEpoch, with nothing in flight.
+func (s *Store) Initialize(k share.PartitionKey, stateEpoch int32, startOffset int64) error {
+	return s.with(k, func(sp *statePartition, p *partition.Partition, epoch int32) error {
+		cur, ok := sp.states[k]
+		if ok && cur.StateEpoch > stateEpoch {
+			return fmt.Errorf("%w: %d is older than %d", ErrFencedStateEpoch, stateEpoch, cur.StateEpoch)
+		}
+		if err := s.knownPartition(k); err != nil {
+			return err
+		}
+		now := s.c.Now().UnixMilli()
+		next := State{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: startOffset, CreateTimestamp: now, WriteTimestamp: now}
+		if ok {
+			next.LeaderEpoch, next.SnapshotEpoch = cur.LeaderEpoch, cur.SnapshotEpoch+1
+		}
+		return s.append(sp, p, epoch, k, &next)
+	})
+}
+
+// Delete is DeleteShareGroupState: k's state is forgotten (a tombstone).
+func (s *Store) Delete(k share.PartitionKey) error {
+	return s.with(k, func(sp *statePartition, p *partition.Partition, epoch int32) error {
+		if _, ok := sp.states[k]; !ok {
+			return nil
+		}
+		delete(sp.leaderEpochs, k)
+		return s.append(sp, p, epoch, k, nil)
+	})
+}
