@@ -12,11 +12,11 @@
 // table from this comment, so the table here is the one that is enforced.
 //
 //	layer 0: sdk/...
-//	layer 1: core/record core/protocol core/config core/telemetry core/log/vfs
+//	layer 1: core/record core/protocol core/config core/telemetry core/log/vfs core/share
 //	layer 2: core/log core/log/vfs/errorfs core/controller core/auth
 //	layer 3: core/partition core/extension
-//	layer 4: core/replication core/group core/txn core/share/...
-//	layer 5: core/broker/... core/fetchsession
+//	layer 4: core/replication core/group core/txn
+//	layer 5: core/broker/... core/fetchsession core/share/coordinator
 //	layer 6: core/httpapi/... mirror/...
 //	layer 7: core/api
 //	layer 8: core/server
@@ -25,7 +25,8 @@
 //	layer 11: cmd/... examples/... bench/... interop/... tests/... lint
 //
 // What the layers say: protocol and log know no other core package but the
-// record format; a partition replica knows its log; the coordinators and the
+// record format (core/share, the share-partition state machine, knows
+// nothing); a partition replica knows its log; the coordinators and the
 // replication know partitions; core/broker owns the hosted replicas and the
 // produce policy; the HTTP handlers (core/httpapi) and the Kafka handlers
 // (core/api) ask the owners, and core/api hands the HTTP side its views of
