@@ -283,6 +283,19 @@ checkpoint_interval_ms = 500
 		}
 	}()
 
+	// Faults start once the mirror copies every partition: a partition it
+	// has not begun starts at the source's log start, and what retention
+	// deleted before then was never the mirror's to copy.
+	eventually(t, 3*time.Minute, "the mirror copies every partition", func() error {
+		got := tryEndOffsets(f.dst.addrs()[0], "east.orders")
+		for p := int32(0); p < faultMirrorPartitions; p++ {
+			if got[p] == 0 {
+				return fmt.Errorf("target end offsets %v", got)
+			}
+		}
+		return nil
+	})
+
 	kinds := []string{"kill-mirror", "pause-source-leader", "cut-source", "cut-target", "source-gap"}
 	if f.src.gregor != nil {
 		kinds = append(kinds, "kill-source-leader")
