@@ -66,10 +66,18 @@ fault-smoke: tools
 	GREGOR_FAULT=1 FAULT_SEEDS=$(or $(FAULT_SEEDS),1) FAULT_DURATION=30s FAULT_KINDS="$(FAULT_KINDS)" \
 		$(GO) test -count=1 -timeout 10m -run '^TestFault$$' -v ./tests
 
-# The mirror fault suite (tests/mirror_fault_test.go): 3-node source and target, copy mode,
-# SIGKILL of the mirror and of source partition leaders; seeds and duration as in make fault.
+# The mirror fault suite (tests/fault_mirror_test.go): a 3-node source (Gregor, or Apache Kafka
+# 4.4.0 from scripts/kafka-ref.sh in the kafka-* modes, which bind its fixed ports), a 3-node
+# Gregor target, the mirror in copy mode, copy with exactly_once and link mode; SIGKILL of the
+# mirror and of source leaders, SIGSTOP of source leaders, cut links between the mirror and
+# either cluster, and source retention gaps; the checker reports lost, duplicated, reordered and
+# offset-mismatched records and unreported gaps (tests/FAULTS.md). Seeds and duration as in
+# make fault; FAULT_MIRROR_MODES="copy,copy-eos,link" by default, or any of those and
+# kafka-copy, kafka-copy-eos, kafka-link.
+FAULT_MIRROR_MODES ?=
 fault-mirror: build
 	GREGOR_FAULT_MIRROR=1 FAULT_SEEDS="$(FAULT_SEEDS)" FAULT_DURATION=$(or $(FAULT_DURATION),60s) \
+		FAULT_MIRROR_MODES="$(FAULT_MIRROR_MODES)" \
 		$(GO) test -count=1 -timeout 0 -run '^TestMirrorFault$$' -v ./tests
 
 fuzz:

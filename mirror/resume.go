@@ -186,7 +186,10 @@ type digested struct {
 // records after it, adds each pair to the offset map and returns how many
 // there were, with the offset syncs of runs that started among them. A pair
 // whose content differs means something else wrote to the target; the
-// partition then stops rather than guess.
+// partition then stops rather than guess. A source that deleted records
+// after the last sync (a mirror killed before it synced, then retention) is
+// a source gap: reported and, by on_source_gap, a stop or a resume at the
+// source's log start (reconcileGap).
 func (s *session) reconcile(ctx context.Context, st *partitionState, last OffsetSync, tgtEnd int64) (int, []OffsetSync, error) {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -198,49 +201,132 @@ func (s *session) reconcile(ctx context.Context, st *partitionState, last Offset
 	if err != nil {
 		return 0, nil, err
 	}
-	i := 0
-	var runs []OffsetSync
-	err = readRange(rctx, s.cfg.Source, st.topic, st.partition, last.Upstream+1, func(r *kgo.Record) bool {
-		if i >= len(onTarget) {
-			return false
-		}
-		t := onTarget[i]
-		if s.cfg.Mirror.OnRecordTooLarge == TooLargeSkip && s.tooLarge(st, r) != nil {
-			return true // skipped when it was first copied: not on the target
-		}
-		if recordDigest(r) != t.digest || r.Timestamp.UnixMilli() != t.ts {
-			err := fmt.Errorf("mirror: target %s[%d] offset %d does not hold source %s[%d] offset %d: the target was written by someone else",
-				st.target, st.partition, t.offset, st.topic, st.partition, r.Offset)
-			st.fail(err)
-			return false
-		}
-		st.mu.Lock()
-		if st.offsets.add(r.Offset, t.offset) {
-			runs = append(runs, OffsetSync{Topic: st.topic, Partition: st.partition, Upstream: r.Offset, Downstream: t.offset})
-		}
-		st.records++
-		st.mu.Unlock()
-		i++
-		return i < len(onTarget)
-	})
+	p := pairing{s: s, st: st, onTarget: onTarget, srcNext: last.Upstream + 1}
+	err = readRange(rctx, s.cfg.Source, st.topic, st.partition, p.srcNext, p.next)
 	if errors.Is(err, kerr.OffsetOutOfRange) {
-		return i, nil, fmt.Errorf("mirror: target %s[%d] holds %d records after offset %d that cannot be matched: source %s[%d] deleted offsets after %d before the mirror recorded them: %w",
-			st.target, st.partition, len(onTarget)-i, last.Downstream, st.topic, st.partition, last.Upstream, err)
+		err = s.reconcileGap(rctx, &p, err)
 	}
 	if err != nil {
-		return i, nil, err
+		return p.i, nil, err
 	}
 	st.mu.Lock()
 	failed, ferr := st.state == StateFailing, st.err
 	st.mu.Unlock()
 	if failed {
-		return i, nil, ferr
+		return p.i, nil, ferr
 	}
-	if i < len(onTarget) {
-		return i, nil, fmt.Errorf("mirror: target %s[%d] holds %d records after offset %d but the source has only %d after offset %d",
-			st.target, st.partition, len(onTarget), last.Downstream, i, last.Upstream)
+	if p.i < len(onTarget) {
+		return p.i, nil, fmt.Errorf("mirror: target %s[%d] holds %d records after offset %d but the source has only %d after offset %d",
+			st.target, st.partition, len(onTarget), last.Downstream, p.i, last.Upstream)
 	}
-	return i, runs, nil
+	return p.paired, p.runs, nil
+}
+
+// pairing walks the source records after the last sync alongside the
+// target records that followed it.
+type pairing struct {
+	s        *session
+	st       *partitionState
+	onTarget []digested
+	i        int   // the next target record to pair
+	paired   int   // pairs made
+	srcNext  int64 // the source offset after the last one paired
+	seek     bool  // skip target records until one matches the source
+	runs     []OffsetSync
+	err      error
+}
+
+func (p *pairing) next(r *kgo.Record) bool {
+	if p.i >= len(p.onTarget) {
+		return false
+	}
+	st := p.st
+	if p.s.cfg.Mirror.OnRecordTooLarge == TooLargeSkip && p.s.tooLarge(st, r) != nil {
+		return true // skipped when it was first copied: not on the target
+	}
+	same := func(t digested) bool { return recordDigest(r) == t.digest && r.Timestamp.UnixMilli() == t.ts }
+	if p.seek {
+		// The target records before the first copy of this source record
+		// are copies of deleted ones; none at all: every one is.
+		p.seek = false
+		k := p.i
+		for k < len(p.onTarget) && !same(p.onTarget[k]) {
+			k++
+		}
+		p.i = k
+		if k == len(p.onTarget) {
+			return false
+		}
+	}
+	t := p.onTarget[p.i]
+	if !same(t) {
+		err := fmt.Errorf("mirror: target %s[%d] offset %d does not hold source %s[%d] offset %d: the target was written by someone else",
+			st.target, st.partition, t.offset, st.topic, st.partition, r.Offset)
+		st.fail(err)
+		return false
+	}
+	st.mu.Lock()
+	if st.offsets.add(r.Offset, t.offset) {
+		p.runs = append(p.runs, OffsetSync{Topic: st.topic, Partition: st.partition, Upstream: r.Offset, Downstream: t.offset})
+	}
+	st.records++
+	st.mu.Unlock()
+	p.i++
+	p.paired++
+	p.srcNext = r.Offset + 1
+	return p.i < len(p.onTarget)
+}
+
+// reconcileGap handles a source that deleted records after the last pair:
+// the offsets from there to the source's log start are a gap, reported as
+// the copier reports one. With on_source_gap = "stop" the partition stops;
+// with "skip" the target records still unpaired are matched from the log
+// start on (those before the first match are copies of deleted records)
+// and the copy resumes after them.
+func (s *session) reconcileGap(ctx context.Context, p *pairing, cause error) error {
+	st := p.st
+	starts, err := s.srcAdm.ListStartOffsets(ctx, st.topic)
+	if err != nil {
+		return fmt.Errorf("mirror: start offsets of source %s: %w (after %w)", st.topic, err, cause)
+	}
+	start, err := lookupOffset(starts, st.topic, st.partition)
+	if err != nil {
+		return err
+	}
+	if start <= p.srcNext {
+		return fmt.Errorf("mirror: source %s[%d] answered offset %d out of range but its log start is %d: %w",
+			st.topic, st.partition, p.srcNext, start, cause)
+	}
+	lost := start - p.srcNext
+	st.met.gap.Add(float64(lost))
+	gerr := fmt.Errorf("mirror: source %s[%d] deleted offsets %d to %d (%d offsets) before the mirror recorded them (%d target records after its last offset sync are copies of some of them)",
+		st.topic, st.partition, p.srcNext, start-1, lost, len(p.onTarget)-p.i)
+	if s.cfg.Mirror.OnSourceGap == GapStop {
+		s.m.log.Error("partition stopped (on_source_gap = stop)", "topic", st.topic, "partition", st.partition, "err", gerr)
+		return gerr
+	}
+	s.m.log.Error("skipping deleted offsets (on_source_gap = skip)", "topic", st.topic, "partition", st.partition, "err", gerr)
+	p.seek = true
+	p.srcNext = start
+	ends, err := s.srcAdm.ListEndOffsets(ctx, st.topic)
+	if err != nil {
+		return fmt.Errorf("mirror: end offsets of source %s: %w", st.topic, err)
+	}
+	end, err := lookupOffset(ends, st.topic, st.partition)
+	if err != nil {
+		return err
+	}
+	if end > start { // else nothing follows the gap yet: no target record can be its copy
+		if err := readRange(ctx, s.cfg.Source, st.topic, st.partition, start, p.next); err != nil {
+			return err
+		}
+	}
+	p.i = len(p.onTarget) // every target record is a copy, paired or of a deleted record
+	st.mu.Lock()
+	st.offsets.skipTo(p.srcNext)
+	st.err = gerr
+	st.mu.Unlock()
+	return nil
 }
 
 // readRange reads one partition from offset (read_committed), calling fn for

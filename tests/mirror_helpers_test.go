@@ -105,7 +105,7 @@ type childMirror struct {
 func startChildMirror(t *testing.T, cfgPath string) *childMirror {
 	t.Helper()
 	logs := &lockedBuffer{}
-	cmd := exec.Command(gregorBinary(t), "mirror", "--config", cfgPath, "--log-level", "warn")
+	cmd := exec.Command(gregorBinary(t), "mirror", "--config", cfgPath, "--log-level", mirrorChildLogLevel())
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start gregor mirror: %v", err)
@@ -328,4 +328,13 @@ func newServer(t *testing.T, cfg config.Config) (*server.Server, error) {
 	t.Cleanup(logw.stop)
 	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return server.New(cfg, server.Options{Logger: logger})
+}
+
+// mirrorChildLogLevel is the log level of "gregor mirror" children:
+// GREGOR_MIRROR_LOG_LEVEL, or warn.
+func mirrorChildLogLevel() string {
+	if l := os.Getenv("GREGOR_MIRROR_LOG_LEVEL"); l != "" {
+		return l
+	}
+	return "warn"
 }
