@@ -170,7 +170,7 @@ func Open(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	rlog := newRaftLogger(cfg.Logger.With("component", "raft"))
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rlog)
+	snaps, err := newSnapshotStore(cfg.FS, cfg.Dir, 2, c.store, time.Now)
 	if err != nil {
 		c.store.Close()
 		return nil, fmt.Errorf("controller: snapshot store: %w", err)

@@ -267,7 +267,18 @@ func (s *raftStore) writeLocked(buf []byte, records int) error {
 	return nil
 }
 
+// fail fails the store for a write of the metadata dir made outside it (a
+// snapshot); it returns the sticky error.
+func (s *raftStore) fail(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failLocked(err)
+}
+
 func (s *raftStore) failLocked(err error) error {
+	if s.failed != nil {
+		return s.failed
+	}
 	s.failed = fmt.Errorf("controller: raft store %s failed: %w", s.path, err)
 	close(s.failedCh)
 	return s.failed
