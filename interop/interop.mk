@@ -13,6 +13,10 @@
 #   make interop-streams [GREGOR_NODES=3] Kafka Streams 4.4 word count, group.protocol=streams and
 #                                        exactly_once_v2, an instance bounced mid-run: exact counts;
 #                                        with 3 nodes the group's coordinator is SIGKILLed mid-run
+#   make interop-streams-restart [GREGOR_NODES=3] the same word count with one instance stopped once
+#                                        40% of the words are counted and started again on its state
+#                                        directory (same transactional ids), classic and streams
+#                                        group protocols: exact counts
 #   make interop-tools                   Kafka's own tools (kafka-topics, -configs, -consumer-groups, -dump-log) against Gregor
 
 GO            ?= go
@@ -43,7 +47,7 @@ GREGOR_LISTENERS = --bootstrap $(call gregor_addrs,28092) --sasl-bootstrap $(cal
 KAFKA_LISTENERS  = --bootstrap 127.0.0.1:29092 --sasl-bootstrap 127.0.0.1:29094 \
 	--ssl-bootstrap 127.0.0.1:29095 --sasl-ssl-bootstrap 127.0.0.1:29096 --ca-file .cache/interop-tls/ca.pem
 
-.PHONY: interop-streams
+.PHONY: interop-streams interop-streams-restart
 .PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-cluster interop-smoke interop-diff interop-tools bench-compare
 
 kafka-ref:
@@ -69,6 +73,20 @@ interop-streams:
 	java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$(STREAMS_DRIVER)/streams-driver.jar:$(STREAMS_DRIVER)/libs/*" \
 		gregor.interop.WordCount $(call gregor_addrs,28092) 30000 2 180 1 '$(STREAMS_KILL)'; \
 		rc=$$?; $(GREGOR_REF) stop; exit $$rc
+
+# Kafka Streams exactly_once_v2 restarted on its state directory: one instance, stopped at 40% of
+# the words counted and started again with the same state directory, so its producer initialises
+# the same transactional id again and must go on committing offsets in transactions. Once per group
+# protocol, each against a fresh Gregor. Exit status: every run exact.
+STREAMS_RESTART_PROTOCOLS ?= classic streams
+interop-streams-restart:
+	./scripts/interop-deps.sh streams
+	@rc=0; for proto in $(STREAMS_RESTART_PROTOCOLS); do \
+		$(GREGOR_REF) start --nodes $(GREGOR_NODES) || exit 1; \
+		java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$(STREAMS_DRIVER)/streams-driver.jar:$(STREAMS_DRIVER)/libs/*" \
+			gregor.interop.WordCount $(call gregor_addrs,28092) 30000 1 180 restart '' $$proto || rc=1; \
+		$(GREGOR_REF) stop; \
+	done; exit $$rc
 
 # The target is started fresh and stopped afterwards; the runner's exit status is the target's.
 interop: interop-deps

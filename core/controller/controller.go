@@ -7,17 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // Config configures a controller node.
@@ -40,6 +38,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// FS is the file system the raft log and stable store live on; nil is
+	// the operating system's. Tests pass a vfs/errorfs file system.
+	FS vfs.FS
 	// Tune, if set, adjusts the raft configuration before raft starts
 	// (multi-voter timeouts, snapshot thresholds in tests).
 	Tune func(*raft.Config)
@@ -80,7 +81,7 @@ type Controller struct {
 	log   *slog.Logger
 	now   func() time.Time
 	raft  *raft.Raft
-	store *raftboltdb.BoltStore
+	store *raftStore
 
 	// image is the latest applied image; only the fsm (and Open) store it.
 	image atomic.Pointer[Image]
@@ -160,15 +161,16 @@ func Open(cfg Config) (*Controller, error) {
 	}
 	c.image.Store(emptyImage(clusterID))
 
-	c.store, err = raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(cfg.Dir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: time.Second},
-	})
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+		c.cfg.FS = vfs.Default
+	}
+	c.store, err = openMetadataStore(cfg.FS, cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("controller: open raft.db: %w", err)
+		return nil, err
 	}
 	rlog := newRaftLogger(cfg.Logger.With("component", "raft"))
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rlog)
+	snaps, err := newSnapshotStore(cfg.FS, cfg.Dir, 2, c.store, time.Now)
 	if err != nil {
 		c.store.Close()
 		return nil, fmt.Errorf("controller: snapshot store: %w", err)
@@ -259,6 +261,8 @@ func Open(cfg Config) (*Controller, error) {
 		return fail(fmt.Errorf("controller: start raft: %w", err))
 	}
 	c.raft = r
+	c.wg.Add(1)
+	go c.stopOnMetadataLogFailure()
 	c.observer = raft.NewObserver(c.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
 		return ok

@@ -66,3 +66,38 @@ func TestOfflineLogDirMovesLeadership(t *testing.T) {
 		t.Fatalf("after registering again: %+v", im.Brokers[1])
 	}
 }
+
+// A partition whose ISR is the offline broker alone has no other replica to
+// move to: as Kafka's controller, it is left without a leader (its ISR keeps
+// the last member for a later clean election) instead of staying led by a
+// broker that can no longer write.
+func TestOfflineLogDirSoleISRMemberLosesLeadership(t *testing.T) {
+	sc := newSessionCluster(t, 3)
+	mustCreate(t, sc.c, CreateTopic{Name: "t", NumPartitions: 6, ReplicationFactor: 3})
+	var idx int32 = -1
+	for _, p := range sc.c.Image().Topics["t"].Partitions {
+		if p.Leader == 1 {
+			idx = p.Index
+			break
+		}
+	}
+	if idx < 0 {
+		t.Fatal("broker 1 leads nothing")
+	}
+	p := sc.partition("t", idx)
+	if _, err := sc.c.alterPartition(context.Background(), AlterPartitionRequest{BrokerID: 1, BrokerEpoch: -1,
+		Topic: "t", Partition: idx, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.c.BrokerHeartbeat(context.Background(), Heartbeat{
+		NodeID: 1, Epoch: sc.epoch[1], MetadataOffset: int64(sc.c.Image().Offset), LogDirOffline: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sc.heartbeat(1, false)
+	sc.heartbeat(2, false)
+	sc.heartbeat(3, false)
+	if got := sc.partition("t", idx); got.Leader == 1 {
+		t.Fatalf("t-%d: leader %d ISR %v after its sole ISR member's log dir went offline, want no leader", idx, got.Leader, got.ISR)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gregorbroker/gregor/core/log/vfs"
 )
 
 // dirHealth is shared by every log of a data dir, as Kafka's
@@ -69,3 +71,13 @@ func (l *Log) Offline() error {
 	}
 	return nil
 }
+
+// FS returns the file system the log lives on, for callers that keep files of
+// their own in the log's directory (producer snapshots).
+func (l *Log) FS() vfs.FS { return l.opts.FS }
+
+// Fail takes the log's data dir offline with err, as a failed write or fsync
+// of the log itself does: a caller that failed to write a file of its own in
+// the log's directory (a producer snapshot) calls it. It returns the
+// ErrStorage error that took the dir offline.
+func (l *Log) Fail(err error) error { return l.health.fail(fmt.Errorf("log %s: %w", l, err)) }

@@ -4,17 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gregorbroker/gregor/core/log"
-	"github.com/gregorbroker/gregor/core/record"
 )
 
 // Config is what a partition enforces on appends, derived from the broker and
@@ -396,111 +390,4 @@ func (p *Partition) Snapshot() error {
 		return nil
 	}
 	return p.writeSnapshotLocked()
-}
-
-const snapshotSuffix = ".snapshot"
-
-func snapshotName(offset int64) string { return fmt.Sprintf("%020d%s", offset, snapshotSuffix) }
-
-// writeSnapshotLocked writes <logEndOffset>.snapshot atomically and removes
-// older snapshots but the previous one.
-func (p *Partition) writeSnapshotLocked() error {
-	leo := p.log.LogEndOffset()
-	dir := p.log.Path()
-	final := filepath.Join(dir, snapshotName(leo))
-	tmp := final + ".tmp"
-	if err := writeFileSync(tmp, p.producers.marshal()); err != nil {
-		return fmt.Errorf("partition: %s-%d: write producer snapshot: %w", p.Topic, p.Index, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("partition: %s-%d: write producer snapshot: %w", p.Topic, p.Index, err)
-	}
-	p.snapDirty = false
-	offs := listSnapshots(dir)
-	for i := 0; i+2 < len(offs); i++ {
-		os.Remove(filepath.Join(dir, snapshotName(offs[i])))
-	}
-	return nil
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// listSnapshots returns the offsets of the snapshot files in dir, ascending.
-func listSnapshots(dir string) []int64 {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var offs []int64
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, snapshotSuffix) || len(name) != 20+len(snapshotSuffix) {
-			continue
-		}
-		off, err := strconv.ParseInt(strings.TrimSuffix(name, snapshotSuffix), 10, 64)
-		if err == nil {
-			offs = append(offs, off)
-		}
-	}
-	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
-	return offs
-}
-
-// loadProducerState restores producer state from the newest readable
-// snapshot at or below the log end offset, then replays the batches after it.
-// A snapshot beyond the log end (the log was truncated) or a corrupt one is
-// removed and an older one, or the whole log, is replayed instead.
-func (p *Partition) loadProducerState() error {
-	dir := p.log.Path()
-	leo := p.log.LogEndOffset()
-	state, from := newProducerState(), p.log.LogStartOffset()
-	offs := listSnapshots(dir)
-	for i := len(offs) - 1; i >= 0; i-- {
-		path := filepath.Join(dir, snapshotName(offs[i]))
-		if offs[i] > leo {
-			os.Remove(path)
-			continue
-		}
-		data, err := os.ReadFile(path)
-		if err == nil {
-			var s *producerState
-			if s, err = unmarshalProducerState(data); err == nil {
-				state, from = s, offs[i]
-				break
-			}
-		}
-		p.logger.Warn("ignoring unreadable producer snapshot", "file", path, "err", err)
-		os.Remove(path)
-	}
-	if from < p.log.LogStartOffset() {
-		from = p.log.LogStartOffset()
-	}
-	err := p.log.Scan(from, func(h record.Header, batch []byte) error {
-		if h.LastOffset() < from {
-			return nil
-		}
-		// The index entry of an abort may not have reached the disk before
-		// a crash; adding it again is a no-op otherwise.
-		return replayBatch(state, p.log, h, batch)
-	})
-	if err != nil {
-		return fmt.Errorf("partition: %s-%d: replay producer state: %w", p.Topic, p.Index, err)
-	}
-	p.producers = state
-	p.snapDirty = true
-	return nil
 }

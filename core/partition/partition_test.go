@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -291,7 +292,11 @@ func TestProducerStateSurvivesRestart(t *testing.T) {
 				if err := p.Sync(); err != nil {
 					t.Fatal(err)
 				}
-				for _, f := range listSnapshots(filepath.Join(dir, "t-0")) {
+				offs, err := listSnapshots(vfs.Default, filepath.Join(dir, "t-0"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range offs {
 					os.Remove(filepath.Join(dir, "t-0", snapshotName(f)))
 				}
 			}

@@ -320,6 +320,21 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			return nil
 		}, func(error) { gcancel() })
 	}
+	// A failed write to the metadata log stops the node, as Kafka's
+	// controller does: it can neither vote nor follow the log any more.
+	{
+		stop := make(chan struct{})
+		g.Add(func() error {
+			select {
+			case <-ctrl.MetadataLogFailed():
+				err := ctrl.MetadataLogErr()
+				s.logger.Error("metadata log write failed; stopping the node", "err", err)
+				return fmt.Errorf("server: %w", err)
+			case <-stop:
+				return nil
+			}
+		}, func(error) { close(stop) })
+	}
 	// Heartbeats to the active controller.
 	{
 		hctx, hcancel := context.WithCancel(context.Background())

@@ -35,12 +35,18 @@ import org.apache.kafka.streams.state.Stores;
  * and exactly_once_v2. It writes a known input, runs `instances` KafkaStreams instances until
  * the read_committed output holds the final count of every word, and checks every count:
  * exact, never more. With BOUNCE=1 the first instance is closed as soon as output appears and
- * a new one started, so tasks move between members while transactions are open. KILL_CMD, if
+ * a new one started, so tasks move between members while transactions are open. With
+ * BOUNCE=restart the first instance is closed once the committed output has counted 40% of the
+ * input's words and started again on the same state directory (so with the same process id and
+ * the same transactional ids, which the broker must let it initialise again and go on
+ * committing offsets with). KILL_CMD, if
  * given, runs once (sh -c) when output appears, with {node} replaced by the node id of the
  * group's coordinator (from Admin.describeStreamsGroups): it is how a broker is killed mid-run.
  * Exit 0 on exact counts, 1 otherwise.
  *
- * usage: WordCount BOOTSTRAP [LINES] [INSTANCES] [TIMEOUT_S] [BOUNCE] [KILL_CMD]
+ * GROUP_PROTOCOL is streams (the default) or classic.
+ *
+ * usage: WordCount BOOTSTRAP [LINES] [INSTANCES] [TIMEOUT_S] [BOUNCE] [KILL_CMD] [GROUP_PROTOCOL]
  */
 public final class WordCount {
     public static void main(String[] args) throws Exception {
@@ -49,7 +55,9 @@ public final class WordCount {
         int instances = args.length > 2 ? Integer.parseInt(args[2]) : 2;
         int timeoutS = args.length > 3 ? Integer.parseInt(args[3]) : 180;
         boolean bounce = args.length > 4 && args[4].equals("1");
+        boolean restart = args.length > 4 && args[4].equals("restart");
         String killCmd = args.length > 5 && !args[5].isEmpty() ? args[5] : null;
+        String protocol = args.length > 6 && !args[6].isEmpty() ? args[6] : "streams";
         String run = UUID.randomUUID().toString().substring(0, 8);
         String input = "wc-in-" + run, output = "wc-out-" + run, app = "wc-app-" + run;
 
@@ -87,9 +95,13 @@ public final class WordCount {
 
         List<KafkaStreams> apps = new ArrayList<>();
         for (int i = 0; i < instances; i++) {
-            apps.add(start(b, app, bootstrap, i));
+            apps.add(start(b, app, bootstrap, i, protocol));
         }
         boolean bounced = !bounce;
+        boolean restarted = !restart;
+        long words = (long) lines * 5;
+        long counted = 0;
+        long restartedAt = 0;
 
         Properties cp = new Properties();
         cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -104,7 +116,8 @@ public final class WordCount {
             c.subscribe(List.of(output));
             while (System.currentTimeMillis() < deadline) {
                 for (ConsumerRecord<String, Long> r : c.poll(Duration.ofMillis(500))) {
-                    got.put(r.key(), r.value());
+                    Long prev = got.put(r.key(), r.value());
+                    counted += r.value() - (prev == null ? 0 : prev);
                     Long w = want.get(r.key());
                     if (w == null || r.value() > w) {
                         over++;
@@ -114,8 +127,16 @@ public final class WordCount {
                 if (!bounced && !got.isEmpty()) {
                     bounced = true;
                     apps.get(0).close(Duration.ofSeconds(30));
-                    apps.set(0, start(b, app, bootstrap, instances));
+                    apps.set(0, start(b, app, bootstrap, instances, protocol));
                     System.err.println("wordcount: bounced an instance after " + got.size() + " words had output");
+                }
+                if (!restarted && counted * 10 >= words * 4) {
+                    restarted = true;
+                    restartedAt = counted;
+                    apps.get(0).close(Duration.ofSeconds(30));
+                    apps.set(0, start(b, app, bootstrap, 0, protocol));
+                    System.err.println("wordcount: stopped instance 0 at " + counted + " of " + words
+                            + " words counted and started it again on its state directory");
                 }
                 if (killCmd != null && !got.isEmpty()) {
                     int node;
@@ -148,17 +169,23 @@ public final class WordCount {
                 missing++;
             }
         }
-        System.out.printf("wordcount: %d lines, %d words, %d instances, group.protocol=streams, exactly_once_v2: %s"
+        if (restart && restartedAt == 0) {
+            System.err.println("wordcount: the run never reached 40% of its words, so nothing was restarted");
+        }
+        boolean ok = exact && over == 0 && (!restart || restartedAt > 0);
+        System.out.printf("wordcount: %d lines, %d words, %d instances, group.protocol=%s, exactly_once_v2%s: %s"
                         + " (%d words not at their count, %d counts above the truth)%n",
-                lines, want.size(), instances, exact && over == 0 ? "exact" : "NOT exact", missing, over);
-        System.exit(exact && over == 0 ? 0 : 1);
+                lines, want.size(), instances, protocol,
+                restart ? ", restarted on its state directory at " + restartedAt + " of " + words + " words" : "",
+                ok ? "exact" : "NOT exact", missing, over);
+        System.exit(ok ? 0 : 1);
     }
 
-    private static KafkaStreams start(StreamsBuilder b, String app, String bootstrap, int i) {
+    private static KafkaStreams start(StreamsBuilder b, String app, String bootstrap, int i, String protocol) {
         Properties sp = new Properties();
         sp.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
         sp.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        sp.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+        sp.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
         sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         sp.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         sp.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
