@@ -25,6 +25,10 @@ const raftStoreName = "raft.log"
 // answer).
 var errKeyNotFound = errors.New("not found")
 
+// ErrCorruptMetadataLog is a raft store damaged before its last record: the
+// node does not start on it (restore the metadata dir from another voter).
+var ErrCorruptMetadataLog = errors.New("controller: corrupt metadata log")
+
 // raftStore is the metadata quorum's raft log and stable store: one
 // append-only file of CRC-checked records (a log entry, a stable key's new
 // value, a deleted range of entries) written through a vfs.FS and fsynced
@@ -82,7 +86,10 @@ func openRaftStore(fsys vfs.FS, dir string) (*raftStore, error) {
 		return nil, fmt.Errorf("controller: raft store: %w", err)
 	}
 	created := err != nil
-	valid := s.replay(data)
+	valid, err := s.replay(data)
+	if err != nil {
+		return nil, err
+	}
 	s.f, err = fsys.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("controller: raft store: %w", err)
@@ -107,21 +114,44 @@ func openRaftStore(fsys vfs.FS, dir string) (*raftStore, error) {
 }
 
 // replay applies data's records and returns the length of its valid prefix.
-func (s *raftStore) replay(data []byte) int {
+//
+// Only a torn last record is cut off: a record every write after it was
+// appended to is a record the store acknowledged (a term, a vote, a log
+// entry), so a bad record with more records behind it is corruption, and
+// the store refuses to open rather than forget what it promised raft.
+func (s *raftStore) replay(data []byte) (int, error) {
 	pos := 0
 	for len(data)-pos >= recHeader {
 		n := int(binary.BigEndian.Uint32(data[pos:]))
 		if n == 0 || n > len(data)-pos-recHeader {
-			break
+			// A length running past the end is a torn append; zeros to
+			// the end are an extent the crash left unwritten.
+			if n != 0 || allZero(data[pos:]) || n > len(data)-pos-recHeader {
+				break
+			}
+			return pos, fmt.Errorf("%w: raft store: zero-length record at position %d with %d bytes after it", ErrCorruptMetadataLog, pos, len(data)-pos)
 		}
-		body := data[pos+recHeader : pos+recHeader+n]
+		end := pos + recHeader + n
+		body := data[pos+recHeader : end]
 		if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(data[pos+4:]) || !s.apply(body) {
-			break
+			if end == len(data) {
+				break // the last record, torn
+			}
+			return pos, fmt.Errorf("%w: raft store: bad record at position %d with %d bytes after it", ErrCorruptMetadataLog, pos, len(data)-end)
 		}
-		pos += recHeader + n
+		pos = end
 		s.records++
 	}
-	return pos
+	return pos, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // apply applies one record's body to the in-memory state; false if it is

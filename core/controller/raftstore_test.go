@@ -231,3 +231,51 @@ func writeBoltCopy(t *testing.T, s *raftStore, path string) {
 		}
 	}
 }
+
+// A bad record with records after it is corruption of what the store
+// acknowledged: it refuses to open instead of cutting the terms, votes and
+// entries behind it. A bad last record is a torn append and is cut.
+func TestRaftStoreRefusesCorruptionBeforeTheTail(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openRaftStore(vfs.Default, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeLogs(t, s, 1, 10)
+	if err := s.SetUint64([]byte("CurrentTerm"), 3); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	path := filepath.Join(dir, raftStoreName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	bad := append([]byte(nil), good...)
+	bad[recHeader+2] ^= 0xff // inside the first record's body
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openRaftStore(vfs.Default, dir); !errors.Is(err, ErrCorruptMetadataLog) {
+		t.Fatalf("open with its first record damaged: %v, want ErrCorruptMetadataLog", err)
+	}
+	if after, _ := os.ReadFile(path); len(after) != len(bad) {
+		t.Fatalf("the damaged store was truncated from %d to %d bytes", len(bad), len(after))
+	}
+
+	torn := append([]byte(nil), good...)
+	torn[len(torn)-1] ^= 0xff // inside the last record (the term)
+	if err := os.WriteFile(path, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = openRaftStore(vfs.Default, dir)
+	if err != nil {
+		t.Fatalf("open with its last record torn: %v", err)
+	}
+	defer s.Close()
+	checkRange(t, s, 1, 10)
+	if _, err := s.GetUint64([]byte("CurrentTerm")); err == nil {
+		t.Fatal("the torn last write is still there")
+	}
+}
