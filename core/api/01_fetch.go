@@ -227,35 +227,7 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 		if limit < 0 {
 			limit = 0
 		}
-		if splice != nil {
-			rr, ok, err := p.ReadRange(rp.FetchOffset, limit, first, req.IsolationLevel == 1)
-			if ok {
-				if err != nil {
-					spp.ErrorCode = errCode(err)
-					if !errors.Is(err, partition.ErrOffsetOutOfRange) {
-						b.Logger.Warn("fetch failed", "topic", name, "partition", rp.Partition, "err", err)
-					}
-					waitable = false
-					continue
-				}
-				spp.HighWatermark, spp.LastStableOffset, spp.LogStartOffset = rr.HighWatermark, rr.LastStableOffset, rr.LogStartOffset
-				for _, a := range rr.Aborted {
-					spp.AbortedTransactions = append(spp.AbortedTransactions,
-						kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
-				}
-				if fr := rr.Range; fr.Len > 0 {
-					spp.RecordBatches = splice.Add(protocol.FileBytes{FD: fr.FD, Off: fr.Pos, Len: fr.Len, Release: fr.Close})
-					total += fr.Len
-					first = false
-				}
-				continue
-			}
-		}
-		read := p.Read
-		if req.IsolationLevel == 1 {
-			read = p.ReadCommitted
-		}
-		res, err := read(rp.FetchOffset, limit, first)
+		res, err := readForFetch(p, rp.FetchOffset, limit, first, req.IsolationLevel == 1, splice)
 		if err != nil {
 			// Kafka leaves the offsets unknown (-1) on a failed read.
 			spp.ErrorCode = errCode(err)
@@ -270,13 +242,42 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			spp.AbortedTransactions = append(spp.AbortedTransactions,
 				kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
 		}
-		if len(res.Records) > 0 {
+		if res.n > 0 {
 			spp.RecordBatches = res.Records
-			total += len(res.Records)
+			total += res.n
 			first = false
 		}
 	}
 	return resp, total, waitable
+}
+
+// fetchRead is one partition's read for a fetch: Records holds the bytes,
+// or a splice's marker for a run of the segment file; n is the record
+// bytes either way.
+type fetchRead struct {
+	partition.ReadResult
+	n int
+}
+
+// readForFetch reads up to the high watermark (the last stable offset when
+// committed), as a file run taken into splice where the log can give one.
+func readForFetch(p *partition.Partition, offset int64, limit int, first, committed bool, splice *protocol.Splice) (fetchRead, error) {
+	if splice != nil {
+		rr, ok, err := p.ReadRange(offset, limit, first, committed)
+		if ok {
+			res := fetchRead{ReadResult: partition.ReadResult{Offsets: rr.Offsets, Aborted: rr.Aborted}, n: rr.Range.Len}
+			if fr := rr.Range; err == nil && fr.Len > 0 {
+				res.Records = splice.Add(protocol.FileBytes{FD: fr.FD, Off: fr.Pos, Len: fr.Len, Release: fr.Close})
+			}
+			return res, err
+		}
+	}
+	read := p.Read
+	if committed {
+		read = p.ReadCommitted
+	}
+	res, err := read(offset, limit, first)
+	return fetchRead{ReadResult: res, n: len(res.Records)}, err
 }
 
 // fetchKey names a partition of a fetch request by topic name or id.

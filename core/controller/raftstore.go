@@ -479,17 +479,7 @@ func writeFileSync(fsys vfs.FS, path string, data []byte) error {
 	return f.Close()
 }
 
-func syncDir(fsys vfs.FS, dir string) error {
-	d, err := vfs.Open(fsys, dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncDir(fsys vfs.FS, dir string) error { return vfs.SyncDir(fsys, dir) }
 
 // MetadataLogFailed is closed when a write or fsync of this node's raft log
 // or stable store failed. The failure is sticky: the node can neither vote

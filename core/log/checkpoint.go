@@ -125,15 +125,7 @@ func writeAtomic(fsys vfs.FS, path string, data []byte) error {
 
 // syncDir fsyncs a directory so renames and new files in it are durable.
 func syncDir(fsys vfs.FS, dir string) error {
-	d, err := vfs.Open(fsys, dir)
-	if err != nil {
-		return fmt.Errorf("log: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return fmt.Errorf("log: fsync %s: %w", dir, err)
 	}
 	return nil

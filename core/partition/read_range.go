@@ -19,43 +19,32 @@ type RangeResult struct {
 // ReadRange is Read, or ReadCommitted when committed is set, for a
 // zero-copy send. ok is false when the log cannot give a range; the caller
 // then reads bytes.
-func (p *Partition) ReadRange(offset int64, maxBytes int, minOneBatch, committed bool) (res RangeResult, ok bool, err error) {
-	off := p.Offsets()
-	res.Offsets = off
-	if err := p.Offline(); err != nil {
-		return res, true, err
-	}
-	if offset < off.LogStartOffset || offset > off.LogEndOffset {
-		return res, true, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, off.LogStartOffset, off.LogEndOffset)
-	}
-	bound := off.HighWatermark
-	if committed {
-		bound = off.LastStableOffset
-	}
-	if offset >= bound {
-		return res, true, nil
-	}
-	r, ok, err := p.log.ReadRange(offset, maxBytes, bound, minOneBatch)
-	if !ok {
-		return res, false, nil
-	}
-	if err != nil {
-		if errors.Is(err, log.ErrOffsetOutOfRange) {
-			return res, true, fmt.Errorf("%w: %w", ErrOffsetOutOfRange, err)
+func (p *Partition) ReadRange(offset int64, maxBytes int, minOneBatch, committed bool) (RangeResult, bool, error) {
+	bound := func(off Offsets) int64 {
+		if committed {
+			return off.LastStableOffset
 		}
-		return res, true, fmt.Errorf("%w: %w", ErrStorage, err)
+		return off.HighWatermark
 	}
-	res.Range = r
-	p.traffic.bytesOut.Add(int64(r.Len))
-	if committed && r.Len > 0 {
-		res.Aborted = p.log.AbortedTxns(offset, r.NextOffset)
+	res, ok, err := p.readRange(offset, maxBytes, bound, minOneBatch)
+	if ok && err == nil && res.Range.Len > 0 {
+		p.traffic.bytesOut.Add(int64(res.Range.Len))
+		if committed {
+			res.Aborted = p.log.AbortedTxns(offset, res.Range.NextOffset)
+		}
 	}
-	return res, true, nil
+	return res, ok, err
 }
 
 // ReadReplicaRange is ReadReplica for a zero-copy send to a follower: whole
 // batches up to the log end offset, as a range of the segment file.
-func (p *Partition) ReadReplicaRange(offset int64, maxBytes int) (res RangeResult, ok bool, err error) {
+func (p *Partition) ReadReplicaRange(offset int64, maxBytes int) (RangeResult, bool, error) {
+	return p.readRange(offset, maxBytes, func(off Offsets) int64 { return off.LogEndOffset }, true)
+}
+
+// readRange reads whole batches from offset below bound(offsets) as a file
+// range, with the read functions' offset checks and error classes.
+func (p *Partition) readRange(offset int64, maxBytes int, bound func(Offsets) int64, minOneBatch bool) (res RangeResult, ok bool, err error) {
 	off := p.Offsets()
 	res.Offsets = off
 	if err := p.Offline(); err != nil {
@@ -64,10 +53,11 @@ func (p *Partition) ReadReplicaRange(offset int64, maxBytes int) (res RangeResul
 	if offset < off.LogStartOffset || offset > off.LogEndOffset {
 		return res, true, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, off.LogStartOffset, off.LogEndOffset)
 	}
-	if offset == off.LogEndOffset {
+	end := bound(off)
+	if offset >= end {
 		return res, true, nil
 	}
-	r, ok, err := p.log.ReadRange(offset, maxBytes, off.LogEndOffset, true)
+	r, ok, err := p.log.ReadRange(offset, maxBytes, end, minOneBatch)
 	if !ok {
 		return res, false, nil
 	}

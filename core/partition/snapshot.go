@@ -80,17 +80,7 @@ func writeFileSync(fsys vfs.FS, path string, data []byte) error {
 }
 
 // syncDir fsyncs dir so that a renamed snapshot survives a crash.
-func syncDir(fsys vfs.FS, dir string) error {
-	d, err := vfs.Open(fsys, dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncDir(fsys vfs.FS, dir string) error { return vfs.SyncDir(fsys, dir) }
 
 func removeSnapshot(fsys vfs.FS, path string) error {
 	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -81,3 +81,17 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
+
+// SyncDir fsyncs a directory, so that the files created, renamed or removed
+// in it survive a crash.
+func SyncDir(fsys FS, dir string) error {
+	d, err := Open(fsys, dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
