@@ -3,7 +3,6 @@ package api
 import (
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -59,30 +58,4 @@ func (b *Broker) groupCode(err error) int16 {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	return errCode(err)
-}
-
-// topicsCache holds the topic list consumer groups assign from, rebuilt
-// when the metadata image changes. Images are immutable, so the image
-// pointer identifies the list (several brokers may share a process).
-type topicsCache struct {
-	mu     sync.Mutex // guards im, topics
-	im     *controller.Image
-	topics map[string]group.TopicInfo
-}
-
-var groupTopics topicsCache
-
-// GroupTopics lists the topics that exist, for the group coordinator.
-func (b *Broker) GroupTopics() map[string]group.TopicInfo {
-	im := b.Controller.Image()
-	groupTopics.mu.Lock()
-	defer groupTopics.mu.Unlock()
-	if groupTopics.im != im {
-		m := make(map[string]group.TopicInfo, len(im.Topics))
-		for name, t := range im.Topics {
-			m[name] = group.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}
-		}
-		groupTopics.topics, groupTopics.im = m, im
-	}
-	return groupTopics.topics
 }

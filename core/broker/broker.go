@@ -51,6 +51,9 @@ type Broker struct {
 	// internalTopicMu serialises the creation of internal topics, so
 	// concurrent FindCoordinator requests create each one once.
 	internalTopicMu sync.Mutex
+
+	// groupTopics is the topic list consumer groups assign from (GroupTopics).
+	groupTopics topicsCache
 }
 
 // partitionWait bounds how long a lookup waits for the applier to open a
