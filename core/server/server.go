@@ -280,6 +280,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	gcfg.Sync = s.cfg.Log.Durability == config.DurabilityFsync
 	broker.Groups = group.New(gcfg, group.Options{
 		Logger: s.logger, Topics: broker.GroupTopics,
+		GroupConfigs: func(id string) map[string]string {
+			return ctrl.Image().Configs[controller.ConfigResource{Type: controller.ResourceGroup, Name: id}]
+		},
 	})
 	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{
 		Now: s.now, Logger: s.logger, AllocateProducerID: broker.AllocateProducerID, WriteMarker: broker.WriteTxnMarker,
