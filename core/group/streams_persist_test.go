@@ -212,3 +212,29 @@ func TestStreamsRecordsRoundTrip(t *testing.T) {
 		t.Fatalf("truncated topology: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestStreamsGroupSteadyHeartbeatWritesNothing: a heartbeat that changes
+// nothing appends no record to __consumer_offsets.
+func TestStreamsGroupSteadyHeartbeatWritesNothing(t *testing.T) {
+	e := sgEnv(t)
+	e.topics["app-counts-repartition"] = TopicInfo{ID: [16]byte{2}, Partitions: 4}
+	e.topics["app-counts-changelog"] = TopicInfo{ID: [16]byte{3}, Partitions: 4}
+	epochs := map[string]int32{"a": 0, "b": 0}
+	owned := e.stabilise(t, epochs, nil)
+	end := func() int64 {
+		var n int64
+		for _, p := range e.parts {
+			n += p.Log().LogEndOffset()
+		}
+		return n
+	}
+	before := end()
+	for i := 0; i < 5; i++ {
+		for _, id := range []string{"a", "b"} {
+			smust(t, e.shb(id, epochs[id], owned[id]))
+		}
+	}
+	if got := end(); got != before {
+		t.Fatalf("steady heartbeats appended %d records", got-before)
+	}
+}
