@@ -5,6 +5,7 @@
 #   make kafka-ref [KAFKA_NODES=3]       fetch Apache Kafka's jars and start a KRaft cluster on loopback
 #   make kafka-ref-stop [KAFKA_NODES=3]
 #   make interop [TARGET=kafka]          full client × scenario matrix against Gregor (or Apache Kafka)
+#   make interop TARGET=kafka KAFKA_NODES=3  the same against a 3-node Apache Kafka, topics RF=3
 #   make interop GREGOR_NODES=3          the same matrix against a 3-node Gregor cluster, topics RF=3
 #   make interop-cluster                 = make interop GREGOR_NODES=3 (results as target gregor-3node)
 #   make interop-smoke                   the CI subset against Gregor
@@ -39,13 +40,26 @@ endif
 # gregor_addrs,PORT lists node K's PORT+100(K-1) for every node (scripts/interop-gregor.sh's layout).
 gregor_addrs   = $(shell sep=; for k in $$(seq 1 $(GREGOR_NODES)); do printf '%s127.0.0.1:%d' "$$sep" $$(( $(1) + 100*(k-1) )); sep=,; done)
 SMOKE_CLIENTS  = java kcat kafkajs python franz-go
+# Where the scripts install the clients and write the TLS certificate; the runner is told the same.
+INTEROP_CACHE  = $${GREGOR_CACHE:-.cache}
 # The listeners scripts/interop-gregor.sh and scripts/kafka-ref.sh open; the TLS ones serve the
 # certificate scripts/interop-tls.sh makes under .cache/interop-tls.
 GREGOR_LISTENERS = --bootstrap $(call gregor_addrs,28092) --sasl-bootstrap $(call gregor_addrs,28094) \
 	--ssl-bootstrap $(call gregor_addrs,28093) --sasl-ssl-bootstrap $(call gregor_addrs,28095) \
-	--ca-file .cache/interop-tls/ca.pem --replication-factor $(GREGOR_RF)
+	--ca-file $(INTEROP_CACHE)/interop-tls/ca.pem --cache $(INTEROP_CACHE)/interop --replication-factor $(GREGOR_RF)
+# kafka_addrs,PORT lists PORT+1..PORT+KAFKA_NODES (scripts/kafka-ref.sh's three-node layout).
+kafka_addrs    = $(shell sep=; for k in $$(seq 1 $(KAFKA_NODES)); do printf '%s127.0.0.1:%d' "$$sep" $$(( $(1) + k )); sep=,; done)
+ifeq ($(KAFKA_NODES),1)
+KAFKA_TARGET     = kafka
 KAFKA_LISTENERS  = --bootstrap 127.0.0.1:29092 --sasl-bootstrap 127.0.0.1:29094 \
-	--ssl-bootstrap 127.0.0.1:29095 --sasl-ssl-bootstrap 127.0.0.1:29096 --ca-file .cache/interop-tls/ca.pem
+	--ssl-bootstrap 127.0.0.1:29095 --sasl-ssl-bootstrap 127.0.0.1:29096
+else
+KAFKA_TARGET     = kafka-$(KAFKA_NODES)node
+KAFKA_LISTENERS  = --bootstrap $(call kafka_addrs,29100) --sasl-bootstrap $(call kafka_addrs,29130) \
+	--ssl-bootstrap $(call kafka_addrs,29140) --sasl-ssl-bootstrap $(call kafka_addrs,29150) \
+	--replication-factor $(shell n=$(KAFKA_NODES); echo $$(( n < 3 ? n : 3 )))
+endif
+KAFKA_LISTENERS += --ca-file $(INTEROP_CACHE)/interop-tls/ca.pem --cache $(INTEROP_CACHE)/interop
 
 .PHONY: interop-streams interop-streams-restart
 .PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-cluster interop-smoke interop-diff interop-tools bench-compare
@@ -91,9 +105,9 @@ interop-streams-restart:
 # The target is started fresh and stopped afterwards; the runner's exit status is the target's.
 interop: interop-deps
 ifeq ($(TARGET),kafka)
-	$(KAFKA_REF) start
-	$(INTEROP_RUNNER) --target kafka $(KAFKA_LISTENERS) $(INTEROP_FLAGS); \
-		rc=$$?; $(KAFKA_REF) stop; exit $$rc
+	$(KAFKA_REF) start --nodes $(KAFKA_NODES)
+	$(INTEROP_RUNNER) --target $(KAFKA_TARGET) $(KAFKA_LISTENERS) $(INTEROP_FLAGS); \
+		rc=$$?; $(KAFKA_REF) stop --nodes $(KAFKA_NODES); exit $$rc
 else
 	$(GREGOR_REF) start --nodes $(GREGOR_NODES)
 	$(INTEROP_RUNNER) --target $(GREGOR_TARGET) $(GREGOR_LISTENERS) $(INTEROP_FLAGS); \
@@ -107,7 +121,7 @@ interop-cluster:
 interop-smoke:
 	@start=$$(date +%s); out=$$(mktemp); \
 	./scripts/interop-deps.sh $(SMOKE_CLIENTS) && $(GREGOR_REF) start && \
-	{ { $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:28092 $(INTEROP_FLAGS); echo $$? >$$out.rc; } | tee $$out; rc=$$(cat $$out.rc); \
+	{ { $(INTEROP_RUNNER) --smoke --target gregor --bootstrap 127.0.0.1:28092 --cache $(INTEROP_CACHE)/interop $(INTEROP_FLAGS); echo $$? >$$out.rc; } | tee $$out; rc=$$(cat $$out.rc); \
 	  $(GREGOR_REF) stop; echo "interop-smoke: $$(( $$(date +%s) - start )) s including installs"; \
 	  grep -E '^interop: [0-9]+ passed' $$out | tail -1; rm -f $$out $$out.rc; exit $$rc; }
 

@@ -43,6 +43,16 @@ func wordCountTopology() *kmsg.StreamsGroupHeartbeatRequestTopology {
 
 func (m *streamsMember) heartbeat(t *testing.T, cl *kgo.Client, group string) *kmsg.StreamsGroupHeartbeatResponse {
 	t.Helper()
+	resp, err := m.tryHeartbeat(t, cl, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// tryHeartbeat is heartbeat, returning the error instead of failing.
+func (m *streamsMember) tryHeartbeat(t *testing.T, cl *kgo.Client, group string) (*kmsg.StreamsGroupHeartbeatResponse, error) {
+	t.Helper()
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch = group, m.id, m.epoch
 	if m.epoch == 0 {
@@ -56,13 +66,17 @@ func (m *streamsMember) heartbeat(t *testing.T, cl *kgo.Client, group string) *k
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kr, err := groupCoordinator(t, cl, group).Request(ctx, req)
+	co, err := findCoordinator(cl, group)
 	if err != nil {
-		t.Fatalf("StreamsGroupHeartbeat of %s: %v", m.id, err)
+		return nil, err
+	}
+	kr, err := co.Request(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("StreamsGroupHeartbeat of %s: %w", m.id, err)
 	}
 	resp := kr.(*kmsg.StreamsGroupHeartbeatResponse)
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		t.Fatalf("StreamsGroupHeartbeat of %s at epoch %d: %v (%v)", m.id, m.epoch, err, resp.ErrorMessage)
+		return resp, fmt.Errorf("StreamsGroupHeartbeat of %s at epoch %d: %w (%v)", m.id, m.epoch, err, resp.ErrorMessage)
 	}
 	if m.epoch >= 0 {
 		m.epoch = resp.MemberEpoch
@@ -71,7 +85,7 @@ func (m *streamsMember) heartbeat(t *testing.T, cl *kgo.Client, group string) *k
 		m.active = resp.ActiveTasks
 	}
 	m.status = resp.Status
-	return resp
+	return resp, nil
 }
 
 // tasks is the member's active tasks as "subtopology:partition".
@@ -222,15 +236,32 @@ func TestStreamsGroupProtocol(t *testing.T) {
 // kgo does not route the streams group requests itself.
 func groupCoordinator(t *testing.T, cl *kgo.Client, group string) *kgo.Broker {
 	t.Helper()
+	b, err := findCoordinator(cl, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func findCoordinator(cl *kgo.Client, group string) (*kgo.Broker, error) {
+	id, err := coordinatorID(cl, group)
+	if err != nil {
+		return nil, err
+	}
+	return cl.Broker(int(id)), nil
+}
+
+// coordinatorID is the node id FindCoordinator answers for the group.
+func coordinatorID(cl *kgo.Client, group string) (int32, error) {
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorKeys = []string{group}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
-		t.Fatalf("FindCoordinator(%s): %v %+v", group, err, resp)
+		return -1, fmt.Errorf("FindCoordinator(%s): %v %+v", group, err, resp)
 	}
-	return cl.Broker(int(resp.Coordinators[0].NodeID))
+	return resp.Coordinators[0].NodeID, nil
 }
 
 func describeStreamsGroup(t *testing.T, cl *kgo.Client, group string) kmsg.StreamsGroupDescribeResponseGroup {

@@ -12,10 +12,13 @@ import (
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
-// WriteTxnMarkers v0-1: a transaction coordinator (or an administrator
-// aborting a hanging transaction, as kafka-transactions.sh abort does) asks
-// this broker to write markers to partitions it leads.
-func init() { reg(27, 0, 1, (*Broker).handleWriteTxnMarkers) }
+// WriteTxnMarkers v1-2, Kafka 4.4's range (v0 went in 4.0): a transaction
+// coordinator (or an administrator aborting a hanging transaction, as
+// kafka-transactions.sh abort does) asks this broker to write markers to
+// partitions it leads. v2 adds the marker's TransactionVersion (KIP-890);
+// it is ignorable, and the marker is checked alike at every version: its
+// producer epoch must not be older than the partition's.
+func init() { reg(27, 1, 2, (*Broker).handleWriteTxnMarkers) }
 
 func (b *Broker) handleWriteTxnMarkers(r *protocol.Request) protocol.Reply {
 	req := r.Msg.(*kmsg.WriteTxnMarkersRequest)

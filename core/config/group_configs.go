@@ -7,16 +7,15 @@ import (
 	"time"
 )
 
-// Streams group settings the group-level streams.* configs fall back to
-// and are bounded by (Kafka's group.streams.* defaults).
+// Bounds of the group-level streams.* configs: Kafka's defaults of
+// group.streams.min/max.session.timeout.ms and
+// group.streams.min/max.heartbeat.interval.ms, which Gregor does not make
+// settings.
 const (
-	streamsSessionTimeoutMs       = 45000
 	streamsMinSessionTimeoutMs    = 45000
 	streamsMaxSessionTimeoutMs    = 60000
-	streamsHeartbeatIntervalMs    = 5000
 	streamsMinHeartbeatIntervalMs = 5000
 	streamsMaxHeartbeatIntervalMs = 15000
-	streamsMaxStandbyReplicas     = 2
 	streamsInitialRebalanceDelay  = 3000
 )
 
@@ -76,13 +75,16 @@ func GroupConfigDefs(c *Config) []TopicConfigDef {
 		{Name: "share.renew.acknowledge.enable", Type: TypeBoolean, BrokerDefault: constant("true"), Validate: oneOf("true", "false"),
 			Doc: "Whether the renew acknowledge type is enabled for the share group."},
 		intDef("streams.session.timeout.ms", "The timeout to detect client failures when using the streams group protocol.",
-			streamsSessionTimeoutMs, streamsMinSessionTimeoutMs, streamsMaxSessionTimeoutMs,
+			g.GroupStreamsSessionTimeoutMs, min(g.GroupStreamsSessionTimeoutMs, streamsMinSessionTimeoutMs),
+			max(g.GroupStreamsSessionTimeoutMs, streamsMaxSessionTimeoutMs),
 			"group.streams.session.timeout.ms", "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
 		intDef("streams.heartbeat.interval.ms", "The heartbeat interval given to the members of a streams group.",
-			streamsHeartbeatIntervalMs, streamsMinHeartbeatIntervalMs, streamsMaxHeartbeatIntervalMs,
+			g.GroupStreamsHeartbeatIntervalMs, min(g.GroupStreamsHeartbeatIntervalMs, streamsMinHeartbeatIntervalMs),
+			max(g.GroupStreamsHeartbeatIntervalMs, streamsMaxHeartbeatIntervalMs),
 			"group.streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
 		intDef("streams.num.standby.replicas", "The number of standby replicas for each task.",
-			0, 0, streamsMaxStandbyReplicas, "group.streams.num.standby.replicas", "0", "group.streams.max.standby.replicas"),
+			int64(g.GroupStreamsNumStandbyReplicas), 0, int64(g.GroupStreamsMaxStandbyReplicas),
+			"group.streams.num.standby.replicas", "0", "group.streams.max.standby.replicas"),
 		intDef("streams.initial.rebalance.delay.ms", "The delay of the first rebalance of a new streams group.",
 			streamsInitialRebalanceDelay, 0, 1<<31-1, "group.streams.initial.rebalance.delay.ms", "0", "Integer.MAX_VALUE"),
 	}

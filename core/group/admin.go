@@ -135,7 +135,7 @@ func (c *Coordinator) deleteGroup(id string) error {
 	for tp := range g.offsets {
 		recs = append(recs, kv{key: encodeOffsetKey(id, tp)})
 	}
-	recs = append(recs, g.consumerTombstones()...)
+	recs = append(recs, g.memberTombstones()...)
 	recs = append(recs, kv{key: encodeGroupKey(id)})
 	if err := s.write(recs); err != nil {
 		return err

@@ -125,6 +125,10 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) ConsumerHe
 		if !g.empty() {
 			return fail(fmt.Errorf("%w: group %q is a streams group with members", ErrGroupIDNotFound, g.id))
 		}
+		if err := s.write(g.memberTombstones()); err != nil {
+			return fail(err)
+		}
+		g.streams.shutdown()
 		g.streams = nil
 		g.consumer = newConsumerGroup(g, s.now())
 	}

@@ -72,14 +72,20 @@ func (s *shard) persistConsumer(g *group, m *consumerMember) error {
 	return nil
 }
 
-// consumerTombstones are the tombstones that remove a consumer group's
-// records; nil for a classic group.
-func (g *group) consumerTombstones() []kv {
-	if g.consumer == nil {
+// memberTombstones are the tombstones that remove a consumer or streams
+// group's records; nil for a classic group.
+func (g *group) memberTombstones() []kv {
+	var persisted map[string][]byte
+	switch {
+	case g.consumer != nil:
+		persisted = g.consumer.persisted
+	case g.streams != nil:
+		persisted = g.streams.persisted
+	default:
 		return nil
 	}
-	out := make([]kv, 0, len(g.consumer.persisted))
-	for k := range g.consumer.persisted {
+	out := make([]kv, 0, len(persisted))
+	for k := range persisted {
 		out = append(out, kv{key: []byte(k)})
 	}
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].key, out[j].key) < 0 })

@@ -77,6 +77,10 @@ type Options struct {
 	// Topics lists the topics that exist now, by name. Consumer (KIP-848)
 	// groups assign their partitions from it; nil means no topics.
 	Topics func() map[string]TopicInfo
+	// GroupConfigs returns the configs set on a group (the GROUP config
+	// resource), by name; nil means none. Streams groups take their
+	// streams.* settings from it (streams_config.go).
+	GroupConfigs func(groupID string) map[string]string
 }
 
 // Leader is a __consumer_offsets partition this broker leads.
@@ -93,6 +97,9 @@ type Coordinator struct {
 	clock  Clock
 	log    *slog.Logger
 	topics func() map[string]TopicInfo
+	// groupConfigs is Options.GroupConfigs; it is called under a shard's
+	// lock and must not call back into the coordinator.
+	groupConfigs func(groupID string) map[string]string
 
 	mu            sync.RWMutex // guards numPartitions, shards, closed
 	numPartitions int32
@@ -111,6 +118,9 @@ func New(cfg Config, opts Options) *Coordinator {
 	if opts.Topics == nil {
 		opts.Topics = func() map[string]TopicInfo { return nil }
 	}
+	if opts.GroupConfigs == nil {
+		opts.GroupConfigs = func(string) map[string]string { return nil }
+	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
@@ -118,7 +128,7 @@ func New(cfg Config, opts Options) *Coordinator {
 		cfg.MaxGroupSize = 1<<31 - 1
 	}
 	return &Coordinator{cfg: cfg, clock: opts.Clock, log: opts.Logger.With("component", "group"),
-		topics: opts.Topics, shards: map[int32]*shard{}}
+		topics: opts.Topics, groupConfigs: opts.GroupConfigs, shards: map[int32]*shard{}}
 }
 
 // Assign tells the coordinator how many partitions __consumer_offsets has

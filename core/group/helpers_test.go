@@ -45,6 +45,8 @@ type env struct {
 	c     *Coordinator
 	// topics is what Options.Topics reports.
 	topics map[string]TopicInfo
+	// groupConfigs is what Options.GroupConfigs reports, by group.
+	groupConfigs map[string]map[string]string
 }
 
 func newEnv(t *testing.T, n int32, mod ...func(*Config)) *env {
@@ -53,7 +55,8 @@ func newEnv(t *testing.T, n int32, mod ...func(*Config)) *env {
 	for _, m := range mod {
 		m(&cfg)
 	}
-	e := &env{t: t, dir: t.TempDir(), n: n, clock: NewManualClock(testStart), cfg: cfg, topics: map[string]TopicInfo{}}
+	e := &env{t: t, dir: t.TempDir(), n: n, clock: NewManualClock(testStart), cfg: cfg, topics: map[string]TopicInfo{},
+		groupConfigs: map[string]map[string]string{}}
 	e.open()
 	t.Cleanup(e.close)
 	return e
@@ -89,7 +92,8 @@ func (e *env) open() {
 		e.parts[i] = p
 		led[i] = Leader{Partition: p, Epoch: 0}
 	}
-	e.c = New(e.cfg, Options{Clock: e.clock, Logger: quiet, Topics: func() map[string]TopicInfo { return e.topics }})
+	e.c = New(e.cfg, Options{Clock: e.clock, Logger: quiet, Topics: func() map[string]TopicInfo { return e.topics },
+		GroupConfigs: func(id string) map[string]string { return e.groupConfigs[id] }})
 	e.c.Assign(e.n, led)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

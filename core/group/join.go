@@ -81,6 +81,11 @@ func (c *Coordinator) JoinGroup(req JoinRequest) (JoinResponse, <-chan JoinRespo
 		if !g.empty() {
 			return fail(fmt.Errorf("%w: group %q is a streams group", ErrInconsistentGroupProtocol, g.id))
 		}
+		// The streams group's records go before it becomes classic.
+		if err := s.write(g.memberTombstones()); err != nil {
+			return fail(err)
+		}
+		g.streams.shutdown()
 		g.streams = nil
 		g.classic = newClassic(g, s.now())
 	}
@@ -89,7 +94,7 @@ func (c *Coordinator) JoinGroup(req JoinRequest) (JoinResponse, <-chan JoinRespo
 			return fail(fmt.Errorf("%w: group %q is a consumer group", ErrInconsistentGroupProtocol, g.id))
 		}
 		// The consumer group's records go before it becomes classic.
-		if err := s.write(g.consumerTombstones()); err != nil {
+		if err := s.write(g.memberTombstones()); err != nil {
 			return fail(err)
 		}
 		g.consumer.shutdown()

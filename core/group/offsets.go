@@ -249,7 +249,7 @@ func (s *shard) expire() {
 		removeGroup := g.empty() && len(g.offsets) == len(expired) &&
 			(g.consumer != nil || g.streams != nil || g.classic.state == StateEmpty)
 		if removeGroup {
-			recs = append(recs, g.consumerTombstones()...)
+			recs = append(recs, g.memberTombstones()...)
 			recs = append(recs, kv{key: encodeGroupKey(g.id)})
 		}
 		if len(recs) == 0 {

@@ -17,8 +17,8 @@ const (
 	keyOffsetCommitV1  = 1
 	keyGroupMetadataV2 = 2
 	// Versions 3 to 8 are the records of consumer (KIP-848) groups
-	// (consumer_records.go); later ones, of share and streams groups, are
-	// skipped.
+	// (consumer_records.go), 17 to 24 those of streams groups
+	// (streams_records.go); the others, of share groups, are skipped.
 
 	// offsetValueVersion is written for every commit: v3 carries the leader
 	// epoch, as Kafka 2.1 and later write.
@@ -53,6 +53,7 @@ const (
 	kindOffset recordKind = iota
 	kindGroup
 	kindConsumer // a consumer (KIP-848) group record, versions 3 to 8
+	kindStreams  // a streams (KIP-1071) group record, versions 17 to 24
 	kindOther    // a key version this coordinator does not interpret
 )
 
@@ -61,7 +62,7 @@ type recordKey struct {
 	kind    recordKind
 	version int16
 	group   string
-	member  string // consumer group member records
+	member  string // consumer and streams group member records
 	tp      TopicPartition
 }
 
@@ -114,6 +115,9 @@ func decodeKey(b []byte) (recordKey, error) {
 	}
 	if isConsumerKey(version) {
 		return decodeConsumerKey(b)
+	}
+	if isStreamsKey(version) {
+		return decodeStreamsKey(b)
 	}
 	if version < 0 {
 		return recordKey{}, fmt.Errorf("%w: key version %d", ErrCorrupt, version)

@@ -141,16 +141,18 @@ type loadState struct {
 	// consumer holds each consumer group's records as the log leaves them:
 	// key -> value, tombstoned keys removed.
 	consumer map[string]map[string][]byte
-	order    []string // groups in order of first appearance
-	seen     map[string]bool
-	skipped  int
-	corrupt  int
-	pending  map[int64]pendingTxn // transactional offsets awaiting their marker
+	// streams holds each streams group's records the same way.
+	streams map[string]map[string][]byte
+	order   []string // groups in order of first appearance
+	seen    map[string]bool
+	skipped int
+	corrupt int
+	pending map[int64]pendingTxn // transactional offsets awaiting their marker
 }
 
 func newLoadState() *loadState {
 	return &loadState{offsets: map[string]map[TopicPartition]Offset{}, meta: map[string]*kmsg.GroupMetadataValue{},
-		consumer: map[string]map[string][]byte{}, seen: map[string]bool{}}
+		consumer: map[string]map[string][]byte{}, streams: map[string]map[string][]byte{}, seen: map[string]bool{}}
 }
 
 func (ls *loadState) note(group string) {
@@ -205,6 +207,19 @@ func (ls *loadState) apply(key, value []byte) error {
 			ls.consumer[k.group] = map[string][]byte{}
 		}
 		ls.consumer[k.group][string(key)] = bytes.Clone(value)
+	case kindStreams:
+		ls.note(k.group)
+		if value == nil {
+			delete(ls.streams[k.group], string(key))
+			return nil
+		}
+		if err := decodeStreamsValue(k.version, value); err != nil {
+			return fmt.Errorf("group %q member %q: %w", k.group, k.member, err)
+		}
+		if ls.streams[k.group] == nil {
+			ls.streams[k.group] = map[string][]byte{}
+		}
+		ls.streams[k.group][string(key)] = bytes.Clone(value)
 	default:
 		ls.skipped++
 	}
@@ -282,10 +297,13 @@ func (s *shard) load() {
 			g.offsets[tp] = o
 		}
 		g.consumer = s.restoreConsumer(g, consumer, now)
-		if len(offs) == 0 && meta == nil && g.consumer == nil {
+		if g.consumer == nil {
+			g.streams = s.restoreStreams(g, ls.streams[id], now)
+		}
+		if len(offs) == 0 && meta == nil && g.consumer == nil && g.streams == nil {
 			continue
 		}
-		if g.consumer == nil {
+		if g.consumer == nil && g.streams == nil {
 			g.classic = restoreClassic(s, g, meta, now)
 		}
 		s.groups[id] = g

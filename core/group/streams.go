@@ -16,9 +16,9 @@ const TypeStreams = "streams"
 const StateNotReady State = "NotReady"
 
 // streamsGroup is the membership of a streams group: Kafka Streams members
-// heartbeat with their topology and the coordinator assigns tasks. The
-// membership lives in memory: after a restart or a move of the coordinator
-// members rejoin (their offsets, written as for any group, are kept).
+// heartbeat with their topology and the coordinator assigns tasks. Its
+// state is written to __consumer_offsets (streams_persist.go), so after a
+// restart or a move of the coordinator members carry on at their epochs.
 type streamsGroup struct {
 	g               *group
 	epoch           int32 // the group epoch
@@ -32,6 +32,15 @@ type streamsGroup struct {
 	endpointEpoch   int32 // bumped when the assignment of tasks to endpoints changes
 	shutdownRequest bool  // a member asked the whole application to shut down
 	stateTime       time.Time
+	// standbyReplicas is the number of standby replicas the target
+	// assignment was computed with; a change of the group's
+	// streams.num.standby.replicas recomputes it.
+	standbyReplicas int
+	// persisted is what the group's records in __consumer_offsets say, by
+	// key; allDirty says that membership or the target assignment changed
+	// since they were last written.
+	persisted map[string][]byte
+	allDirty  bool
 }
 
 // streamsMember is a member of a streams group.
@@ -53,13 +62,14 @@ type streamsMember struct {
 	revoking         streamsTasks // what it must give up
 	lastSent         *streamsTasks
 	departed         bool // a static member that left for a moment (epoch -2)
+	needEndpoints    bool // restored from the log: send the endpoints at the next heartbeat
 	session          deadline
 	revocation       deadline
 }
 
 func newStreamsGroup(g *group, now time.Time) *streamsGroup {
 	return &streamsGroup{g: g, members: map[string]*streamsMember{}, instances: map[string]string{},
-		target: map[string]streamsTasks{}, stateTime: now}
+		target: map[string]streamsTasks{}, stateTime: now, persisted: map[string][]byte{}}
 }
 
 func (sg *streamsGroup) state() State {
@@ -182,7 +192,9 @@ func (sg *streamsGroup) computeTarget(standbyReplicas int, topics map[string]Top
 	}
 	sg.target = assignStreamsTasks(in)
 	sg.assignmentEpoch = sg.epoch
+	sg.standbyReplicas = standbyReplicas
 	sg.endpointEpoch++
+	sg.allDirty = true
 }
 
 // activeOwnedByOthers says whether another member still owns or is revoking

@@ -107,8 +107,9 @@ func validateStreamsHeartbeat(req *StreamsHeartbeatRequest) error {
 // member towards it: tasks to give up first, then the new epoch with the
 // active tasks no one else still owns.
 func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeartbeatResponse {
+	settings := c.streamsSettings(req.Group)
 	resp := StreamsHeartbeatResponse{MemberID: req.MemberID, MemberEpoch: req.MemberEpoch,
-		HeartbeatInterval: c.cfg.StreamsHeartbeatInterval, AcceptableRecoveryLag: c.cfg.StreamsAcceptableRecoveryLag,
+		HeartbeatInterval: settings.heartbeatInterval, AcceptableRecoveryLag: c.cfg.StreamsAcceptableRecoveryLag,
 		TaskOffsetInterval: c.cfg.StreamsTaskOffsetInterval}
 	fail := func(err error) StreamsHeartbeatResponse {
 		resp.Err = err
@@ -124,7 +125,7 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 	defer s.mu.Unlock()
 	g := s.group(req.Group)
 	if req.MemberEpoch == epochLeave || req.MemberEpoch == epochStaticLeave {
-		return s.streamsLeave(g, req, resp)
+		return s.streamsLeave(g, req, resp, settings)
 	}
 	if g == nil {
 		if req.MemberEpoch != epochJoin {
@@ -139,7 +140,7 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 			return fail(fmt.Errorf("%w: group %s is not a streams group", ErrGroupIDNotFound, g.id))
 		}
 		if g.consumer != nil {
-			if err := s.write(g.consumerTombstones()); err != nil {
+			if err := s.write(g.memberTombstones()); err != nil {
 				return fail(err)
 			}
 		} else if g.classic != nil && g.classic.protocolType != "" {
@@ -154,7 +155,7 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 	sg := g.streams
 	m, bump, err := sg.member(&req, c.topics())
 	if err != nil {
-		if len(sg.members) == 0 && len(g.offsets) == 0 {
+		if len(sg.members) == 0 && len(g.offsets) == 0 && len(sg.persisted) == 0 {
 			delete(s.groups, g.id)
 		}
 		return fail(err)
@@ -193,6 +194,7 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 				break
 			}
 			s.removeStreamsMember(g, m)
+			s.persistStreamsLogged(g, "member with a differing topology removed")
 			return fail(fmt.Errorf("%w: topology epoch %d is the group's, but the topology differs", ErrStreamsInvalidTopologyEpoch, req.Topology.Epoch))
 		}
 	}
@@ -203,11 +205,15 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 	if h := sg.metadataHash(topics); h != sg.metaHash {
 		sg.metaHash, bump = h, true
 	}
+	if settings.standbyReplicas != sg.standbyReplicas && sg.assignmentEpoch > 0 {
+		// streams.num.standby.replicas changed: a new target assignment.
+		bump = true
+	}
 	if bump {
 		sg.epoch++
 	}
 	if sg.assignmentEpoch < sg.epoch {
-		sg.computeTarget(c.cfg.StreamsNumStandbyReplicas, topics)
+		sg.computeTarget(settings.standbyReplicas, topics)
 	}
 	var owned *streamsTasks
 	if req.Active != nil || req.Standby != nil || req.Warmup != nil {
@@ -215,7 +221,7 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 		owned = &o
 	}
 	s.reconcileStreams(g, m, owned)
-	s.schedule(&m.session, c.cfg.StreamsSessionTimeout, func() { s.fenceStreamsMember(g, m, "session timeout") })
+	s.schedule(&m.session, settings.sessionTimeout, func() { s.fenceStreamsMember(g, m, "session timeout") })
 	resp.MemberEpoch = m.epoch
 	resp.Status = append(resp.Status, sg.configured.statuses...)
 	resp.Create = sg.configured.create
@@ -233,8 +239,15 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 		m.lastSent = &sent
 	}
 	resp.EndpointEpoch = sg.endpointEpoch
-	if req.EndpointEpoch != sg.endpointEpoch {
+	if req.EndpointEpoch != sg.endpointEpoch || m.needEndpoints {
 		resp.PartitionsByEndpoint = sg.partitionsByEndpoint()
+		m.needEndpoints = false
+	}
+	if err := s.persistStreams(g, m); err != nil {
+		// The member retries; the records not written are written with
+		// the next change.
+		m.lastSent, m.needEndpoints = nil, true
+		return fail(err)
 	}
 	return resp
 }
@@ -274,6 +287,7 @@ func (sg *streamsGroup) member(req *StreamsHeartbeatRequest, topics map[string]T
 				m.session, m.revocation = deadline{}, deadline{}
 				sg.members[id] = &m
 				sg.instances[*req.InstanceID] = id
+				sg.allDirty = true
 				if t, ok := sg.target[prev]; ok {
 					delete(sg.target, prev)
 					sg.target[id] = t
@@ -292,6 +306,7 @@ func (sg *streamsGroup) member(req *StreamsHeartbeatRequest, topics map[string]T
 	}
 	m := &streamsMember{id: id, instanceID: req.InstanceID, assigned: newStreamsTasks(), revoking: newStreamsTasks()}
 	sg.members[id] = m
+	sg.allDirty = true
 	if req.InstanceID != nil {
 		sg.instances[*req.InstanceID] = id
 	}
@@ -373,7 +388,7 @@ func (s *shard) reconcileStreams(g *group, m *streamsMember, owned *streamsTasks
 
 // streamsLeave handles a heartbeat with epoch -1 (leave) or -2 (a static
 // member leaving for a moment: it keeps its tasks until its session ends).
-func (s *shard) streamsLeave(g *group, req StreamsHeartbeatRequest, resp StreamsHeartbeatResponse) StreamsHeartbeatResponse {
+func (s *shard) streamsLeave(g *group, req StreamsHeartbeatRequest, resp StreamsHeartbeatResponse, settings streamsSettings) StreamsHeartbeatResponse {
 	if g == nil || g.streams == nil {
 		resp.Err = ErrUnknownMemberID
 		return resp
@@ -389,10 +404,12 @@ func (s *shard) streamsLeave(g *group, req StreamsHeartbeatRequest, resp Streams
 	}
 	if req.MemberEpoch == epochStaticLeave && m.instanceID != nil {
 		m.departed = true
-		s.schedule(&m.session, s.c.cfg.StreamsSessionTimeout, func() { s.fenceStreamsMember(g, m, "static member did not return") })
+		s.schedule(&m.session, settings.sessionTimeout, func() { s.fenceStreamsMember(g, m, "static member did not return") })
+		resp.Err = s.persistStreams(g, m)
 		return resp
 	}
 	s.removeStreamsMember(g, m)
+	resp.Err = s.persistStreams(g, nil)
 	return resp
 }
 
@@ -404,6 +421,7 @@ func (s *shard) fenceStreamsMember(g *group, m *streamsMember, why string) {
 	}
 	s.c.log.Info("removing streams group member", "group", g.id, "member", m.id, "reason", why)
 	s.removeStreamsMember(g, m)
+	s.persistStreamsLogged(g, "member removed: "+why)
 }
 
 func (s *shard) removeStreamsMember(g *group, m *streamsMember) {
@@ -416,6 +434,7 @@ func (s *shard) removeStreamsMember(g *group, m *streamsMember) {
 		delete(sg.instances, *m.instanceID)
 	}
 	sg.epoch++
+	sg.allDirty = true
 	if len(sg.members) == 0 {
 		sg.stateTime = s.now()
 		sg.target = map[string]streamsTasks{}

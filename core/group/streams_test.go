@@ -250,39 +250,6 @@ func (e *env) commitAt(group, member string, epoch int32) error {
 	return err
 }
 
-// TestStreamsGroupAfterRestart: the membership of a streams group is not
-// in __consumer_offsets, so after a restart a member is unknown and joins
-// again; its committed offsets are kept, and a commit at the old epoch is
-// refused rather than accepted from a member the coordinator cannot check.
-func TestStreamsGroupAfterRestart(t *testing.T) {
-	e := sgEnv(t)
-	e.topics["app-counts-repartition"] = TopicInfo{ID: [16]byte{2}, Partitions: 4}
-	e.topics["app-counts-changelog"] = TopicInfo{ID: [16]byte{3}, Partitions: 4}
-	ra := smust(t, e.shb("a", 0, nil))
-	smust(t, e.shb("a", 1, ra.Active))
-	if err := e.commitAt("app", "a", 1); err != nil {
-		t.Fatal(err)
-	}
-	e.restart()
-	if r := e.shb("a", 1, ra.Active); !errors.Is(r.Err, ErrUnknownMemberID) {
-		t.Fatalf("heartbeat after restart: %v, want UNKNOWN_MEMBER_ID", r.Err)
-	}
-	if err := e.commitAt("app", "a", 1); err == nil {
-		t.Fatal("a commit at the old epoch was accepted after the restart")
-	}
-	r := smust(t, e.shb("a", 0, nil))
-	if got := activeOf(r); len(got["0"])+len(got["1"]) != 8 {
-		t.Fatalf("rejoined member active = %v", got)
-	}
-	offs, err := e.c.FetchOffsets(FetchRequest{Group: "app", Partitions: []TopicPartition{{Topic: "input", Partition: 0}}})
-	if err != nil || len(offs) != 1 || offs[0].Offset.Offset != 5 {
-		t.Fatalf("offsets after restart and rejoin = %+v, %v", offs, err)
-	}
-	if l, _ := e.c.ListGroups(nil, nil); len(l) != 1 || l[0].Type != TypeStreams {
-		t.Fatalf("list after rejoin = %+v", l)
-	}
-}
-
 // TestStreamsGroupStandbyTasks: with group_streams_num_standby_replicas 1
 // each task has a standby on the other process, never with its active.
 func TestStreamsGroupStandbyTasks(t *testing.T) {

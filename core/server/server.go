@@ -287,6 +287,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	gcfg.Sync = s.cfg.Log.Durability == config.DurabilityFsync
 	broker.Groups = group.New(gcfg, group.Options{
 		Logger: s.logger, Topics: broker.GroupTopics,
+		GroupConfigs: func(id string) map[string]string {
+			return ctrl.Image().Configs[controller.ConfigResource{Type: controller.ResourceGroup, Name: id}]
+		},
 	})
 	broker.ProducerIDs = txn.NewProducerIDs(ctrl, txn.ProducerIDBlock)
 	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{

@@ -100,6 +100,4 @@ var explanations = map[string]string{
 		"built in and exports pushed client metrics on /metrics.",
 	"DescribeQuorum/nodes": "a single-node Gregor has no controller listener (raft runs in-process), so its one voter has no " +
 		"CONTROLLER endpoint to list; a multi-node Gregor lists every voter's controller listener.",
-	"ApiVersions/27 WriteTxnMarkers/max": "WriteTxnMarkers is broker-to-broker; v2 (Kafka 4.4) is left to the transaction work.",
-	"ApiVersions/27 WriteTxnMarkers/min": "see WriteTxnMarkers/max.",
 }
