@@ -144,7 +144,7 @@ func (b *Broker) fetchSplice(r *protocol.Request) *protocol.Splice {
 	if r.Conn == nil || r.Conn.Security.UsesTLS() {
 		return nil
 	}
-	return protocol.NewSplice(r.Version >= 12)
+	return r.NewSplice(r.Version >= 12)
 }
 
 // fetchOnce reads parts once, each run of one topic's partitions answered as

@@ -375,6 +375,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			s.Metrics.authSucceeded()
 		}
 		if p.reply.None && !p.reply.Close {
+			p.reply.Splice.Release()
 			s.releaseRequest(reqBytes)
 			s.Metrics.observe(hdr.Key, time.Since(start))
 			continue
@@ -489,6 +490,11 @@ func (s *Server) handle(api API, r *Request, log *slog.Logger) (reply Reply) {
 		if p := recover(); p != nil {
 			log.Error("handler panic; closing connection", "api", kmsg.NameForKey(r.Key), "version", r.Version, "panic", p)
 			reply = Reply{None: true, Close: true}
+		}
+		// File runs the reply does not carry hold descriptors nobody
+		// would close.
+		if r.splice != nil && reply.Splice != r.splice {
+			r.splice.Release()
 		}
 	}()
 	return api.Handle(r)

@@ -40,6 +40,20 @@ type Request struct {
 	ClientID      string
 	Msg           kmsg.Request
 	Conn          *ConnInfo
+	// splice is the one NewSplice started: the server releases it when
+	// the handler panics or its reply does not carry it.
+	splice *Splice
+}
+
+// NewSplice starts the file runs of this request's response (see Splice).
+// Unlike a splice of its own, one started here is released by the server
+// on every path, a handler panic or a reply without it included.
+func (r *Request) NewSplice(flexible bool) *Splice {
+	if r.splice != nil {
+		r.splice.Release()
+	}
+	r.splice = NewSplice(flexible)
+	return r.splice
 }
 
 // API is one Kafka API key served by Gregor.

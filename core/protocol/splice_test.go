@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,4 +204,41 @@ func TestSplitManyRuns(t *testing.T) {
 		t.Fatalf("%d of %d runs found", files, len(runs))
 	}
 	sp.Release()
+}
+
+// TestSpliceReleasedWhenHandlerPanics: a fetch handler that has taken file
+// runs and then panics (or answers without them) leaves no descriptor held:
+// the server releases the request's splice on every path.
+func TestSpliceReleasedWhenHandlerPanics(t *testing.T) {
+	var released atomic.Int32
+	run := FileBytes{FD: -1, Len: 100, Release: func() { released.Add(1) }}
+	r := NewRegistry()
+	r.Add(API{Key: 1, Min: 4, Max: 12, Handle: func(req *Request) Reply {
+		sp := req.NewSplice(false)
+		sp.Add(run)
+		if req.CorrelationID == 1 {
+			panic("boom")
+		}
+		return Reply{None: true}
+	}})
+	ts := startServer(t, &Server{Registry: r})
+	for i, want := range []int32{1, 2} {
+		c := dial(t, ts.addr, nil)
+		c.corr = int32(i)
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 4
+		c.send(req)
+		if i == 0 {
+			if err := c.recv(kmsg.NewPtrFetchResponse()); err == nil {
+				t.Fatal("a panicking handler answered")
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for released.Load() != want && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := released.Load(); got != want {
+			t.Fatalf("request %d: %d runs released, want %d", i+1, got, want)
+		}
+	}
 }
