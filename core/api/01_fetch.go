@@ -44,6 +44,9 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 		return protocol.Reply{Resp: sessions.Finish(&plan, resp), Splice: sp}
 	}
 	deadline := time.Now().Add(wait)
+	// The long poll reads again before it answers: no run of this read is
+	// sent, and none is held while the fetch waits in the queue.
+	sp.Reset()
 	return protocol.Reply{Splice: sp, Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
@@ -57,6 +60,7 @@ func (b *Broker) handleFetch(r *protocol.Request) protocol.Reply {
 			if bytes >= int(req.MinBytes) || !waitable || !time.Now().Before(deadline) {
 				return sessions.Finish(&plan, resp)
 			}
+			sp.Reset() // nothing held while waiting
 			if !waitAny(chans, timer.C, b.Done) {
 				sp.Reset()
 				resp, _, _ = b.fetchOnce(r, r.Version, req, plan.Parts, sp)

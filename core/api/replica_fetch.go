@@ -41,6 +41,7 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 	if bytes.total >= int(req.MinBytes) || wait <= 0 || !waitable {
 		return protocol.Reply{Resp: b.sentToFollower(resp, bytes), Splice: splice}
 	}
+	splice.Reset() // read again before the answer; nothing held meanwhile
 	return protocol.Reply{Splice: splice, Later: func() kmsg.Response {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
@@ -52,6 +53,7 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 			if bytes.total >= int(req.MinBytes) || !waitable {
 				return b.sentToFollower(resp, bytes)
 			}
+			splice.Reset() // nothing held while waiting
 			if !waitAny(chans, timer.C, b.Done) {
 				splice.Reset()
 				resp, bytes, _ = b.replicaFetchOnce(r.Version, req, false, splice)

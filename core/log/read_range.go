@@ -114,3 +114,6 @@ func (l *Log) ReadRange(offset int64, maxBytes int, maxOffset int64, minOneBatch
 	}
 	return FileRange{FD: fd, Pos: pos, Len: int(whole - pos), NextOffset: next}, true, nil
 }
+
+// OpenRanges is how many file ranges hold a descriptor now.
+func OpenRanges() int64 { return openRanges.Load() }
