@@ -4,6 +4,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,5 +242,68 @@ func TestSpliceReleasedWhenHandlerPanics(t *testing.T) {
 		if got := released.Load(); got != want {
 			t.Fatalf("request %d: %d runs released, want %d", i+1, got, want)
 		}
+	}
+}
+
+// TestSpliceRunsBoundedPerConnection: a client that pipelines fetches and
+// reads none of the answers is muted by the bytes queued for it; file runs
+// of small batches cost almost nothing there (a 100-byte run counts 84
+// bytes), so one such connection could pin thousands of descriptors, the
+// whole broker-wide log.MaxOpenRanges (4096) that every consumer shares.
+// A connection must hold well under that.
+func TestSpliceRunsBoundedPerConnection(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "seg.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	var held atomic.Int64
+	const parts = 200
+	r := NewRegistry()
+	r.Add(API{Key: 1, Min: 4, Max: 12, Handle: func(req *Request) Reply {
+		sp := req.NewSplice(false)
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version = req.Version
+		tp := kmsg.NewFetchResponseTopic()
+		tp.Topic = "t"
+		for i := range parts {
+			p := kmsg.NewFetchResponseTopicPartition()
+			p.Partition = int32(i)
+			held.Add(1)
+			p.RecordBatches = sp.Add(FileBytes{FD: int(f.Fd()), Off: 0, Len: 100, Release: func() { held.Add(-1) }})
+			tp.Partitions = append(tp.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, tp)
+		return Reply{Resp: resp, Splice: sp}
+	}})
+	ts := startServer(t, &Server{Registry: r, MaxQueuedResponseBytes: 1 << 20, IdleTimeout: 30 * time.Second})
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	c, err := d.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 4
+		for i := range 2000 {
+			b := encodeRequest(req, int32(i), "hog")
+			if _, err := c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)); err != nil {
+				return
+			}
+		}
+	}()
+	var most int64
+	for range 30 {
+		time.Sleep(100 * time.Millisecond)
+		most = max(most, held.Load())
+	}
+	if most > 1024 {
+		t.Fatalf("one connection that reads nothing holds %d file runs", most)
 	}
 }
