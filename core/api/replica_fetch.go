@@ -32,7 +32,13 @@ func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest)
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return protocol.Reply{Resp: resp}
 	}
-	splice := b.fetchSplice(r)
+	// Followers read up to the log end offset, and a leader that loses its
+	// leadership cuts its uncommitted tail off the active segment in place
+	// and appends the new leader's batches there: a file run read before
+	// that would send those instead. So follower fetches copy their bytes
+	// until truncation leaves the old file intact (as the cleaner's swap
+	// does); consumers read below the high watermark, which is not cut.
+	var splice *protocol.Splice
 	resp, bytes, waitable := b.replicaFetchOnce(r.Version, req, true, splice)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {

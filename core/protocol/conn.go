@@ -290,8 +290,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			p.enc = AppendResponse((*p.encBuf)[:0], p.hdr.CorrelationID, p.reply.Resp)
 			p.reply.Resp = nil
 			// File bytes count as well: they wait for the client just
-			// the same, and each holds a descriptor until written.
-			p.queued = int64(len(p.enc) + p.reply.Splice.ExtraBytes())
+			// the same, and each run holds a descriptor until written
+			// (so it counts at least minRunCharge).
+			p.queued = int64(len(p.enc) + p.reply.Splice.QueuedBytes())
 			queued.add(p.queued)
 			s.Metrics.queuedResponseBytes(p.queued)
 		}

@@ -86,6 +86,28 @@ func (s *Splice) ExtraBytes() int {
 	return n
 }
 
+// minRunCharge is the least a file run counts in its connection's queued
+// response bytes: each run holds a descriptor until it is written, so a
+// client that reads nothing is muted after a bounded number of runs however
+// small their batches are.
+const minRunCharge = 4 << 10
+
+// QueuedBytes is what the response's runs count in the connection's queued
+// response bytes beyond their markers: each run's length, at least
+// minRunCharge.
+func (s *Splice) QueuedBytes() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, f := range s.files {
+		n += max(f.Len, minRunCharge) - markerLen
+	}
+	return n
+}
+
 // Reset releases every run taken so far (a long poll reads again).
 func (s *Splice) Reset() {
 	if s == nil {
