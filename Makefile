@@ -155,7 +155,7 @@ bench-mirror: build
 # Uses Kafka's and Gregor's fixed ports: run under flock /work/locks/ports.lock on a shared machine.
 bench-compare: build
 	KAFKA_VERSION=4.4.0 ./scripts/kafka-ref.sh fetch
-	KAFKA_VERSION=4.4.0 GREGOR_BIN=$(CURDIR)/$(BIN) $(GO) run ./bench/compare $(BENCH_COMPARE_FLAGS)
+	KAFKA_VERSION=4.4.0 GREGOR_BIN=$(CURDIR)/$(BIN) $(GO) run ./bench/compare $(BENCH_COMPARE_FLAGS) $(BENCH_FLAGS)
 	$(MAKE) bench-mirror
 
 bench-plugins: wasm-examples build

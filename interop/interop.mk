@@ -62,7 +62,7 @@ endif
 KAFKA_LISTENERS += --ca-file $(INTEROP_CACHE)/interop-tls/ca.pem --cache $(INTEROP_CACHE)/interop
 
 .PHONY: interop-streams interop-streams-restart
-.PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-cluster interop-smoke interop-diff interop-tools bench-compare
+.PHONY: kafka-ref kafka-ref-stop interop-deps interop interop-cluster interop-smoke interop-diff interop-tools
 
 kafka-ref:
 	$(KAFKA_REF) start --nodes $(KAFKA_NODES)
@@ -136,7 +136,4 @@ interop-tools:
 	$(GREGOR_REF) start
 	./scripts/interop-tools.sh 127.0.0.1:28092 .cache/gregor-run/data; rc=$$?; $(GREGOR_REF) stop; exit $$rc
 
-# scripts/interop-gregor.sh builds ./cmd/gregor (or runs GREGOR_BIN) when the benchmark starts it.
-bench-compare:
-	$(KAFKA_REF) fetch
-	$(GO) run ./bench/compare $(BENCH_FLAGS)
+# bench-compare's recipe is in the Makefile.
