@@ -94,10 +94,28 @@ func probeQuorumAndTelemetry(p *pair) {
 
 // explanations say why a known difference is expected; DIFF.md lists them
 // under the table for the facts that differ.
-var explanations = map[string]string{
+var explanations = withGregorTopicConfigs(map[string]string{
 	"ApiVersions/advertised only by Gregor": "GetTelemetrySubscriptions and PushTelemetry: Apache Kafka advertises them only when a " +
 		"metrics reporter implementing ClientTelemetry is configured (the reference broker has none); Gregor's receiver is " +
 		"built in and exports pushed client metrics on /metrics.",
 	"DescribeQuorum/nodes": "a single-node Gregor has no controller listener (raft runs in-process), so its one voter has no " +
 		"CONTROLLER endpoint to list; a multi-node Gregor lists every voter's controller listener.",
+})
+
+// gregorTopicConfigs are Gregor's own topic configs: the extension points a
+// topic picks (partitioner, its placement check, retention policy, produce
+// interceptor) and the mirror link that owns a mirrored topic.
+var gregorTopicConfigs = []string{"gregor.interceptor.produce", "gregor.mirror.link", "gregor.partitioner",
+	"gregor.partitioner.enforce", "gregor.retention.policy"}
+
+// withGregorTopicConfigs adds to m why Gregor lists its own topic configs
+// where Apache Kafka has none.
+func withGregorTopicConfigs(m map[string]string) map[string]string {
+	for _, name := range gregorTopicConfigs {
+		why := name + " is one of Gregor's own topic configs (extension points and mirror links), with its default; " +
+			"Apache Kafka has no such config."
+		m["CreateTopics/ok/config/"+name] = why
+		m["DescribeConfigs/topic -ct/"+name] = why
+	}
+	return m
 }
