@@ -38,8 +38,8 @@ func clusterTargets(o options) []target {
 	for k := 1; k <= clusterNodes; k++ {
 		gb += fmt.Sprintf(",127.0.0.1:%d", 28092+100*(k-1))
 		kb += fmt.Sprintf(",127.0.0.1:%d", 29100+k)
-		gpids = append(gpids, fmt.Sprintf(".cache/gregor-run/node%d/pid", k))
-		kpids = append(kpids, fmt.Sprintf(".cache/kafka-run/cluster-%d/node%d/pid", clusterNodes, k))
+		gpids = append(gpids, cacheDir(fmt.Sprintf("gregor-run/node%d/pid", k)))
+		kpids = append(kpids, cacheDir(fmt.Sprintf("kafka-run/cluster-%d/node%d/pid", clusterNodes, k)))
 	}
 	return []target{
 		{name: "gregor", cluster: true, bootstrap: gb[1:], start: func() error { return sh(gregorArgs...) },
