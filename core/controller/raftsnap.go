@@ -226,16 +226,16 @@ func (k *snapshotSink) finish() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileSync(k.s.fs, filepath.Join(k.tmp, snapshotMetaFile), b); err != nil {
+	if err := vfs.WriteFileSync(k.s.fs, filepath.Join(k.tmp, snapshotMetaFile), b); err != nil {
 		return err
 	}
-	if err := syncDir(k.s.fs, k.tmp); err != nil {
+	if err := vfs.SyncDir(k.s.fs, k.tmp); err != nil {
 		return err
 	}
 	if err := k.s.fs.Rename(k.tmp, filepath.Join(k.s.dir, k.meta.ID)); err != nil {
 		return err
 	}
-	return syncDir(k.s.fs, k.s.dir)
+	return vfs.SyncDir(k.s.fs, k.s.dir)
 }
 
 // Cancel drops an unfinished snapshot; raft calls it when persisting failed.

@@ -105,7 +105,7 @@ func openRaftStore(fsys vfs.FS, dir string) (*raftStore, error) {
 			s.f.Close()
 			return nil, fmt.Errorf("controller: raft store: %w", err)
 		}
-		if err := syncDir(fsys, dir); err != nil {
+		if err := vfs.SyncDir(fsys, dir); err != nil {
 			s.f.Close()
 			return nil, fmt.Errorf("controller: raft store: %w", err)
 		}
@@ -388,13 +388,13 @@ func (s *raftStore) rewriteLocked() error {
 		}
 	}
 	tmp := s.path + ".tmp"
-	if err := writeFileSync(s.fs, tmp, buf); err != nil {
+	if err := vfs.WriteFileSync(s.fs, tmp, buf); err != nil {
 		return s.failLocked(err)
 	}
 	if err := s.fs.Rename(tmp, s.path); err != nil {
 		return s.failLocked(err)
 	}
-	if err := syncDir(s.fs, filepath.Dir(s.path)); err != nil {
+	if err := vfs.SyncDir(s.fs, filepath.Dir(s.path)); err != nil {
 		return s.failLocked(err)
 	}
 	s.f.Close()
@@ -462,24 +462,6 @@ func (s *raftStore) Close() error {
 	s.f = nil
 	return err
 }
-
-func writeFileSync(fsys vfs.FS, path string, data []byte) error {
-	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(fsys vfs.FS, dir string) error { return vfs.SyncDir(fsys, dir) }
 
 // MetadataLogFailed is closed when a write or fsync of this node's raft log
 // or stable store failed. The failure is sticky: the node can neither vote

@@ -44,7 +44,7 @@ func openMetadataStore(fsys vfs.FS, dir string) (*raftStore, error) {
 		return nil, err
 	}
 	tmp := store + ".migrating"
-	if err := writeFileSync(fsys, tmp, buf); err != nil {
+	if err := vfs.WriteFileSync(fsys, tmp, buf); err != nil {
 		return nil, fmt.Errorf("controller: migrate %s: %w", legacy, err)
 	}
 	if err := fsys.Rename(tmp, store); err != nil {
@@ -53,7 +53,7 @@ func openMetadataStore(fsys vfs.FS, dir string) (*raftStore, error) {
 	if err := fsys.Rename(legacy, legacy+".migrated"); err != nil {
 		return nil, fmt.Errorf("controller: migrate %s: %w", legacy, err)
 	}
-	if err := syncDir(fsys, dir); err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return nil, fmt.Errorf("controller: migrate %s: %w", legacy, err)
 	}
 	return openRaftStore(fsys, dir)

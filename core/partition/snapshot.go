@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -42,13 +41,13 @@ func (p *Partition) writeSnapshotFilesLocked() error {
 	fsys, dir := p.log.FS(), p.log.Path()
 	final := filepath.Join(dir, snapshotName(p.log.LogEndOffset()))
 	tmp := final + ".tmp"
-	if err := writeFileSync(fsys, tmp, p.producers.marshal()); err != nil {
+	if err := vfs.WriteFileSync(fsys, tmp, p.producers.marshal()); err != nil {
 		return err
 	}
 	if err := fsys.Rename(tmp, final); err != nil {
 		return err
 	}
-	if err := syncDir(fsys, dir); err != nil {
+	if err := vfs.SyncDir(fsys, dir); err != nil {
 		return err
 	}
 	offs, err := listSnapshots(fsys, dir)
@@ -62,25 +61,6 @@ func (p *Partition) writeSnapshotFilesLocked() error {
 	}
 	return nil
 }
-
-func writeFileSync(fsys vfs.FS, path string, data []byte) error {
-	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// syncDir fsyncs dir so that a renamed snapshot survives a crash.
-func syncDir(fsys vfs.FS, dir string) error { return vfs.SyncDir(fsys, dir) }
 
 func removeSnapshot(fsys vfs.FS, path string) error {
 	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -95,3 +95,21 @@ func SyncDir(fsys FS, dir string) error {
 	}
 	return err
 }
+
+// WriteFileSync writes data to path (created or truncated) and fsyncs it
+// before closing, so that a rename of it that follows is durable.
+func WriteFileSync(fsys FS, path string, data []byte) error {
+	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
