@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/log"
 )
 
@@ -17,7 +18,7 @@ import (
 // partition per queued fetch for up to max_wait, against the broker-wide
 // MaxOpenRanges budget every other consumer shares.
 func TestFetchZeroCopyLongPollHoldsNoRanges(t *testing.T) {
-	b := startBroker(t)
+	b := startBroker(t, func(c *config.Config) { c.Listeners.HTTP = "127.0.0.1:0" })
 	createTopic(t, b.Addr, "zc-poll", 1, nil)
 	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
 	if err != nil {
@@ -57,7 +58,9 @@ func TestFetchZeroCopyLongPollHoldsNoRanges(t *testing.T) {
 	if _, err := c.Write(out); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// Every fetch read and waiting: their bytes are all queued, unanswered
+	// (the first answer comes at max_wait).
+	waitMetric(t, b.HTTPAddr, "gregor_queued_request_bytes", 2*time.Second, func(v float64) bool { return v >= float64(len(out)) })
 	if held := log.OpenRanges() - base; held > 0 {
 		t.Fatalf("%d file ranges held by %d waiting fetches", held, n)
 	}
