@@ -216,7 +216,32 @@ func number(v any) (float64, bool) {
 
 // escape writes a property name as a JSON Pointer token.
 func escape(name string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+	if !strings.ContainsAny(name, "~/") {
+		return name
+	}
+	return pointerEscaper.Replace(name)
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// at is a place in the validated value, built into a JSON Pointer only
+// when a check fails (a validation that passes allocates no paths).
+type at struct {
+	parent *at
+	name   string // a property name, unless elem
+	index  int    // an array index, if elem
+	elem   bool
+}
+
+func (a *at) String() string {
+	if a == nil {
+		return ""
+	}
+	tok := escape(a.name)
+	if a.elem {
+		tok = strconv.Itoa(a.index)
+	}
+	return a.parent.String() + "/" + tok
 }
 
 // ValidationError is the first place a value fails its schema: Path is a
@@ -239,21 +264,16 @@ var errNotJSON = errors.New("value is not valid JSON")
 // Validate checks one JSON document against s. It returns a
 // *ValidationError, or errNotJSON wrapped with the parser's complaint.
 func (s *Schema) Validate(doc []byte) error {
-	d := json.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	v, err := parseJSON(doc)
+	if err != nil {
 		return fmt.Errorf("%w: %w", errNotJSON, err)
 	}
-	if d.More() {
-		return fmt.Errorf("%w: more than one document", errNotJSON)
-	}
-	return s.check(v, "")
+	return s.check(v, nil)
 }
 
-func (s *Schema) check(v any, path string) error {
+func (s *Schema) check(v any, path *at) error {
 	fail := func(format string, args ...any) error {
-		return &ValidationError{Path: path, Reason: fmt.Sprintf(format, args...)}
+		return &ValidationError{Path: path.String(), Reason: fmt.Sprintf(format, args...)}
 	}
 	if s.never {
 		return fail("not allowed")
@@ -280,7 +300,7 @@ func (s *Schema) check(v any, path string) error {
 	case map[string]any:
 		for _, r := range s.Required {
 			if _, ok := t[r]; !ok {
-				return &ValidationError{Path: path + "/" + escape(r), Reason: "required property is missing"}
+				return &ValidationError{Path: (&at{parent: path, name: r}).String(), Reason: "required property is missing"}
 			}
 		}
 		names := make([]string, 0, len(t))
@@ -297,9 +317,9 @@ func (s *Schema) check(v any, path string) error {
 				continue
 			}
 			if sub == noneAllowed && !ok {
-				return &ValidationError{Path: path + "/" + escape(k), Reason: "additional property is not allowed"}
+				return &ValidationError{Path: (&at{parent: path, name: k}).String(), Reason: "additional property is not allowed"}
 			}
-			if err := sub.check(t[k], path+"/"+escape(k)); err != nil {
+			if err := sub.check(t[k], &at{parent: path, name: k}); err != nil {
 				return err
 			}
 		}
@@ -312,13 +332,16 @@ func (s *Schema) check(v any, path string) error {
 		}
 		if s.Items != nil {
 			for i, e := range t {
-				if err := s.Items.check(e, path+"/"+strconv.Itoa(i)); err != nil {
+				if err := s.Items.check(e, &at{parent: path, index: i, elem: true}); err != nil {
 					return err
 				}
 			}
 		}
 	case string:
-		n := utf8.RuneCountInString(t)
+		n := 0
+		if s.MinLength > 0 || s.MaxLength >= 0 {
+			n = utf8.RuneCountInString(t)
+		}
 		if n < s.MinLength {
 			return fail("length %d is below %d", n, s.MinLength)
 		}
