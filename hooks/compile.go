@@ -45,6 +45,9 @@ type compiled struct {
 	rt   wazero.Runtime
 	code wazero.CompiledModule
 	info Info
+	// stoppable: the code was instrumented (instrument.go) and its calls
+	// are limited by a watchdog instead of wazero's close-on-context-done.
+	stoppable bool
 }
 
 // compile checks the magic number, compiles through the cache and checks
@@ -54,10 +57,22 @@ func compile(ctx context.Context, wasm []byte, kind Kind, o Options) (*compiled,
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		return nil, ErrNotWasm
 	}
+	if o.CallTimeout > 0 {
+		if iw, err := instrument(wasm); err == nil {
+			if c, err := compileWith(ctx, iw, kind, o, false); err == nil {
+				c.stoppable = true
+				return c, nil
+			}
+		}
+	}
+	return compileWith(ctx, wasm, kind, o, o.CallTimeout > 0)
+}
+
+func compileWith(ctx context.Context, wasm []byte, kind Kind, o Options, closeOnDone bool) (*compiled, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(o.Cache).
 		WithMemoryLimitPages(o.MemoryLimitPages).
-		WithCloseOnContextDone(o.CallTimeout > 0)
+		WithCloseOnContextDone(closeOnDone)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	code, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
@@ -127,6 +142,14 @@ func (c *compiled) instantiate(ctx context.Context, kind Kind, o Options) (*inst
 		return nil, fmt.Errorf("%w: %w%s", ErrInstantiate, err, tail.quote())
 	}
 	in := &instance{mod: mod, mem: mod.Memory(), stderr: tail, limit: uint64(o.MemoryLimitPages) * 65536, stack: make([]uint64, 4)}
+	if c.stoppable {
+		g, ok := mod.ExportedGlobal(stopGlobal).(api.MutableGlobal)
+		if !ok {
+			mod.Close(ctx)
+			return nil, fmt.Errorf("%w: %s is not a mutable global", ErrInstantiate, stopGlobal)
+		}
+		in.watch = newWatchdog(g)
+	}
 	in.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	if kind != "" {
 		in.fn = mod.ExportedFunction(kindExport[kind])

@@ -25,6 +25,7 @@ type instance struct {
 	version int32        // what gregor_abi_version returned
 	limit   uint64       // memory limit in bytes
 	stderr  *tailWriter
+	watch   *watchdog // limits calls of an instrumented module; nil otherwise
 
 	bufPtr, bufCap uint32 // the guest's exchange buffer from gregor_alloc
 }
@@ -33,6 +34,9 @@ func (in *instance) close(ctx context.Context) { in.mod.Close(ctx) }
 
 // invoke calls f with the stack already loaded, under the call timeout.
 func (in *instance) invoke(ctx context.Context, f api.Function, o Options) error {
+	if in.watch != nil && o.CallTimeout > 0 {
+		return in.invokeWatched(ctx, f, o)
+	}
 	if o.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.CallTimeout)
