@@ -159,9 +159,10 @@ bench-compare: build
 	$(MAKE) bench-mirror
 
 bench-plugins: wasm-examples build
-	$(GO) test -run='^$$' -bench=Partitioner -benchmem ./hooks
+	$(GO) test -run='^$$' -bench='Partitioner|Interceptor' -benchmem ./hooks
 	./$(BIN) plugin bench --wasm examples/wasm-murmur2-as/build/murmur2.wasm
 	./$(BIN) plugin bench --wasm examples/wasm-region/region.wasm
 	$(GO) test -run='^$$' -bench=ExtPluginPartitioner -benchmem ./tests
 	$(GO) test -run='^$$' -bench=ExtHTTPProduce -benchtime=2s ./tests
 	$(GO) test -run='^$$' -bench=ExtPlacementCheck -benchtime=100000x -count=3 ./tests
+	$(GO) test -run='^$$' -bench=ExtInterceptorProduce -benchtime=20000x -count=3 ./tests
