@@ -28,9 +28,10 @@ type Options struct {
 	// Default 1024 (64 MiB).
 	MemoryLimitPages uint32
 	// CallTimeout bounds every call of an untrusted module; 0 means
-	// DefaultCallTimeout. The limit needs wazero's close-on-context-done,
-	// which leaves native code for the host at every loop iteration (see
-	// the package documentation for its cost), so calls are batched.
+	// DefaultCallTimeout. The module is instrumented at load so that a
+	// watchdog can stop it (instrument.go, watchdog.go); one the rewriter
+	// cannot read falls back to wazero's close-on-context-done, which
+	// leaves native code for the host at every loop iteration.
 	CallTimeout time.Duration
 	// Trusted runs the module with no time limit and no cost for one (the
 	// broker's deadlines do not reach it either). A trusted module that
