@@ -149,6 +149,8 @@ write_node_config() {
 	transaction.state.log.replication.factor=$rf
 	transaction.state.log.min.isr=$minisr
 	transaction.state.log.num.partitions=3
+	share.coordinator.state.topic.replication.factor=$rf
+	share.coordinator.state.topic.min.isr=$minisr
 	group.initial.rebalance.delay.ms=0
 	EOF
 	if [[ "$nodes" == 3 ]]; then
