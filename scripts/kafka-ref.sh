@@ -296,6 +296,7 @@ kafka-metadata-quorum) run_class org.apache.kafka.tools.MetadataQuorumCommand "$
 kafka-client-metrics) run_class org.apache.kafka.tools.ClientMetricsCommand "$@" ;;
 producer-perf) run_class org.apache.kafka.tools.ProducerPerformance "$@" ;;
 consumer-perf) run_class org.apache.kafka.tools.ConsumerPerformance "$@" ;;
+share-consumer-perf) run_class org.apache.kafka.tools.ShareConsumerPerformance "$@" ;;
 e2e-latency) run_class org.apache.kafka.tools.EndToEndLatency "$@" ;;
 "" | -h | --help | help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) die "unknown command $cmd (try --help)" ;;

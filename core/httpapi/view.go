@@ -13,6 +13,7 @@ import (
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/group"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -36,6 +37,9 @@ type BrokerView struct {
 	// GroupCoordinator answers the group views; nil answers them with
 	// ErrUnavailable.
 	GroupCoordinator *group.Coordinator
+	// Share returns the share group coordinator; nil leaves share groups
+	// out of the group views.
+	Share func() *coordinator.Coordinator
 	// ExtensionSet holds the partitioners and retention policies; nil when
 	// every topic uses the built-ins.
 	ExtensionSet *extension.Set
