@@ -13,9 +13,9 @@ import (
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/group"
-	"github.com/gregorbroker/gregor/core/share/coordinator"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
