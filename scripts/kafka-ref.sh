@@ -149,6 +149,8 @@ write_node_config() {
 	transaction.state.log.replication.factor=$rf
 	transaction.state.log.min.isr=$minisr
 	transaction.state.log.num.partitions=3
+	share.coordinator.state.topic.replication.factor=$rf
+	share.coordinator.state.topic.min.isr=$minisr
 	group.initial.rebalance.delay.ms=0
 	EOF
 	if [[ "$nodes" == 3 ]]; then
@@ -294,6 +296,7 @@ kafka-metadata-quorum) run_class org.apache.kafka.tools.MetadataQuorumCommand "$
 kafka-client-metrics) run_class org.apache.kafka.tools.ClientMetricsCommand "$@" ;;
 producer-perf) run_class org.apache.kafka.tools.ProducerPerformance "$@" ;;
 consumer-perf) run_class org.apache.kafka.tools.ConsumerPerformance "$@" ;;
+share-consumer-perf) run_class org.apache.kafka.tools.ShareConsumerPerformance "$@" ;;
 e2e-latency) run_class org.apache.kafka.tools.EndToEndLatency "$@" ;;
 "" | -h | --help | help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) die "unknown command $cmd (try --help)" ;;

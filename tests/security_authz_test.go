@@ -333,6 +333,11 @@ func TestAuthorizationPerAPI(t *testing.T) {
 		{"InitProducerId transactional without WRITE", alice, initPID(kmsg.StringPtr("tx")), headerCode, kerr.TransactionalIDAuthorizationFailed},
 		{"FindCoordinator without group DESCRIBE", alice, findCoordinator("g-other"), findCode, kerr.GroupAuthorizationFailed},
 		{"FindCoordinator with group READ", alice, findCoordinator("g-alice"), findCode, nil},
+		{"FindCoordinator share key without cluster CLUSTER_ACTION", alice, func() kmsg.Request {
+			r := kmsg.NewPtrFindCoordinatorRequest()
+			r.CoordinatorType, r.CoordinatorKeys = 2, []string{"g-alice:AAECAwQFBgcICQoLDA0ODw:0"}
+			return r
+		}, findCode, kerr.ClusterAuthorizationFailed},
 		{"JoinGroup without group READ", alice, join("g-other"), headerCode, kerr.GroupAuthorizationFailed},
 		{"Heartbeat without group READ", alice, heartbeat("g-other"), headerCode, kerr.GroupAuthorizationFailed},
 		{"SyncGroup without group READ", alice, syncGroup("g-other"), headerCode, kerr.GroupAuthorizationFailed},

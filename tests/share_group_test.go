@@ -131,7 +131,7 @@ func TestShareGroupThreeConsumersOnePartition(t *testing.T) {
 // A member that stops with records acquired: after the lock expires
 // another member gets them, with delivery count 2.
 func TestShareGroupCrashedMemberRedelivered(t *testing.T) {
-	b := startBroker(t, shareConfig)
+	b := startBroker(t, shareConfig, withHTTP)
 	topic, group := "share-crash", "sg-crash"
 	createTopic(t, b.Addr, topic, 1, nil)
 	shareEarliest(t, b.Addr, group)
@@ -157,6 +157,10 @@ func TestShareGroupCrashedMemberRedelivered(t *testing.T) {
 			t.Errorf("offset %d: delivery count %d, want 2", o, d)
 		}
 	}
+	// The five expired locks are counted on /metrics.
+	if n := metric(t, b.HTTPAddr, "gregor_share_acquisition_lock_timeouts_total"); n < 5 {
+		t.Fatalf("gregor_share_acquisition_lock_timeouts_total %v, want at least 5", n)
+	}
 	// The crashed member's late acknowledgement is refused.
 	if err := dead.ack(id, 0, false, rawAck{0, 0, 1}); err != kerr.InvalidRecordState {
 		t.Fatalf("late ack of a lost lock: %v, want INVALID_RECORD_STATE", err)
@@ -167,7 +171,7 @@ func TestShareGroupCrashedMemberRedelivered(t *testing.T) {
 // until the delivery count limit archives it; renew keeps a lock past its
 // first deadline.
 func TestShareGroupRejectReleaseLimitRenew(t *testing.T) {
-	b := startBroker(t, shareConfig)
+	b := startBroker(t, shareConfig, withHTTP)
 	topic, group := "share-acks", "sg-acks"
 	createTopic(t, b.Addr, topic, 1, nil)
 	shareEarliest(t, b.Addr, group)
@@ -222,6 +226,14 @@ func TestShareGroupRejectReleaseLimitRenew(t *testing.T) {
 	}
 	if start, lag := describeShareOffsets(t, b.Addr, group, topic, 0); start != 3 || lag != 0 {
 		t.Fatalf("share-partition start offset %d lag %d, want 3 and 0 (everything acknowledged or archived)", start, lag)
+	}
+	// /metrics: the rejected record and the one over the delivery limit
+	// archived, nothing left in flight or under a lock.
+	for name, want := range map[string]float64{"gregor_share_archived_records_total": 2,
+		"gregor_share_inflight_records": 0, "gregor_share_acquired_records": 0} {
+		if got := metric(t, b.HTTPAddr, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
 	}
 }
 

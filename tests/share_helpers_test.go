@@ -23,6 +23,9 @@ func shareConfig(c *config.Config) {
 	c.Groups.GroupShareHeartbeatIntervalMs = 200
 }
 
+// withHTTP opens the http listener (/metrics) on a free port.
+func withHTTP(c *config.Config) { c.Listeners.HTTP = "127.0.0.1:0" }
+
 // rawShareMember drives the share group protocol with kmsg requests, so a
 // test can stop a member at any point, as a crash would.
 type rawShareMember struct {

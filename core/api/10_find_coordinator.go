@@ -7,6 +7,7 @@ import (
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	"github.com/gregorbroker/gregor/core/txn"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
@@ -18,6 +19,7 @@ func init() { reg(10, 0, 6, (*Broker).handleFindCoordinator) }
 const (
 	coordinatorGroup       = 0
 	coordinatorTransaction = 1
+	coordinatorShare       = 2 // v6+ (KIP-932), asked by brokers
 )
 
 func (b *Broker) handleFindCoordinator(r *protocol.Request) protocol.Reply {
@@ -71,6 +73,8 @@ func (b *Broker) findCoordinator(r *protocol.Request, keyType int8, key string) 
 		}
 		t, err = b.transactionTopic()
 		partitionFor = txn.PartitionFor
+	case coordinatorShare:
+		return b.findShareCoordinator(r, key, c, fail)
 	default:
 		return fail(kerr.InvalidRequest, "unknown coordinator key type")
 	}
@@ -88,11 +92,45 @@ func (b *Broker) findCoordinator(r *protocol.Request, keyType int8, key string) 
 	if leader < 0 || !ok {
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	// The coordinator's address on the listener the client came in on.
+	return b.coordinatorAt(r, br, c, fail)
+}
+
+// coordinatorAt answers with br's address on the listener the client came
+// in on.
+func (b *Broker) coordinatorAt(r *protocol.Request, br controller.Broker, c kmsg.FindCoordinatorResponseCoordinator,
+	fail func(*kerr.Error, string) kmsg.FindCoordinatorResponseCoordinator) kmsg.FindCoordinatorResponseCoordinator {
 	host, port, ok := endpoint(br, r)
 	if !ok {
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
 	c.NodeID, c.Host, c.Port = br.NodeID, host, port
 	return c
+}
+
+// findShareCoordinator is key type SHARE as Kafka serves it: ClusterAction
+// on the cluster (only brokers ask), version 6 or later, a key
+// "groupId:topicId:partition", answered with the leader of the
+// __share_group_state partition the key hashes to, creating the topic on
+// first use.
+func (b *Broker) findShareCoordinator(r *protocol.Request, key string, c kmsg.FindCoordinatorResponseCoordinator,
+	fail func(*kerr.Error, string) kmsg.FindCoordinatorResponseCoordinator) kmsg.FindCoordinatorResponseCoordinator {
+	if !b.authorizeCluster(r, sdkauth.OpClusterAction) {
+		return fail(kerr.ClusterAuthorizationFailed, "")
+	}
+	if r.Version < 6 {
+		return fail(kerr.InvalidRequest, "the share coordinator key type needs FindCoordinator v6 or later")
+	}
+	k, err := coordinator.ParseCoordinatorKey(key)
+	if err != nil {
+		return fail(kerr.InvalidRequest, err.Error())
+	}
+	leader, err := b.share().StateLeader(k)
+	if err != nil {
+		return fail(kerr.CoordinatorNotAvailable, "")
+	}
+	br, ok := b.Controller.Image().Broker(leader)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable, "")
+	}
+	return b.coordinatorAt(r, br, c, fail)
 }

@@ -144,7 +144,7 @@ func (b *Broker) AdminView() *httpapi.BrokerView {
 		Partition:        b.partition,
 		TopicConfig:      b.TopicConfig,
 		PartitionConfig:  b.partitionConfig,
-		GroupCoordinator: b.Groups, ExtensionSet: b.Extensions,
+		GroupCoordinator: b.Groups, ExtensionSet: b.Extensions, Share: b.share,
 		Authorizer: func() sdkauth.Authorizer {
 			if b.Security.Authorizer == nil {
 				return nil

@@ -210,6 +210,12 @@ type PartitionLag struct {
 	Lag             int64  `json:"lag"`
 	Metadata        string `json:"metadata,omitempty"`
 	MemberID        string `json:"member_id,omitempty"`
+	// StartOffset, InFlight and Acquired are a share group's: its
+	// share-partition start offset, the records between it and the end
+	// offset, and those under an acquisition lock (-1: not served here).
+	StartOffset *int64 `json:"start_offset,omitempty"`
+	InFlight    *int64 `json:"in_flight,omitempty"`
+	Acquired    *int64 `json:"acquired,omitempty"`
 }
 
 // LagSample is a group's total lag at one moment (Unix milliseconds).

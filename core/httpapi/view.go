@@ -15,6 +15,7 @@ import (
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/record"
+	"github.com/gregorbroker/gregor/core/share/coordinator"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
 
@@ -36,6 +37,9 @@ type BrokerView struct {
 	// GroupCoordinator answers the group views; nil answers them with
 	// ErrUnavailable.
 	GroupCoordinator *group.Coordinator
+	// Share returns the share group coordinator; nil leaves share groups
+	// out of the group views.
+	Share func() *coordinator.Coordinator
 	// ExtensionSet holds the partitioners and retention policies; nil when
 	// every topic uses the built-ins.
 	ExtensionSet *extension.Set

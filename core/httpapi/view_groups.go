@@ -59,7 +59,7 @@ func (v *BrokerView) Groups(ctx context.Context) ([]GroupSummary, error) {
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return append(out, v.shareGroups(ctx)...), nil
 }
 
 // groupLag lists a group's committed offsets on topics the principal may
@@ -107,6 +107,9 @@ func (v *BrokerView) Group(ctx context.Context, id string) (GroupDetail, error) 
 	}
 	d, err := v.GroupCoordinator.DescribeGroup(id)
 	if err != nil {
+		if sd, ok := v.shareGroup(ctx, id); ok && errors.Is(err, group.ErrGroupIDNotFound) {
+			return sd, nil
+		}
 		return GroupDetail{}, groupErr(id, err)
 	}
 	gd := GroupDetail{GroupSummary: GroupSummary{Group: id, Type: d.Type, State: string(d.State),

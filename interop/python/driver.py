@@ -383,10 +383,55 @@ def secure(scenario):
     raise Check("a wrong password was accepted" if mech else "a client that does not trust the CA got metadata")
 
 
+def share_group():
+    """Two ShareConsumers of one share group, one acknowledging implicitly and one explicitly,
+    polled in turn from this thread (a ShareConsumer is not thread-safe), read P-share together:
+    every record arrives once."""
+    import confluent_kafka
+    if not hasattr(confluent_kafka, "ShareConsumer"):
+        raise Skip("confluent-kafka-python %s (librdkafka %s) has no share consumer"
+                   % (confluent_kafka.version()[0], confluent_kafka.libversion()[0]))
+    topic = group = PREFIX + "-share"
+    a = admin()
+    create(a, topic, 3)
+    # Share groups start at the latest offset unless the group config says earliest.
+    r = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    wait(a.incremental_alter_configs([r]))
+    p = Producer(conf())
+    for i in range(60):
+        p.produce(topic, value=("s-%d" % i).encode(), partition=i % 3)
+    check(p.flush(left()) == 0, "records left unflushed")
+    seen = {}
+    members = []
+    try:
+        for mode in ("implicit", "explicit"):
+            c = confluent_kafka.ShareConsumer(conf(group_id=group, share_acknowledgement_mode=mode))
+            c.subscribe([topic])
+            members.append((mode, c))
+        while len(seen) < 60 and time.time() < deadline:
+            for mode, c in members:
+                for m in c.poll(0.1):
+                    if m.error():
+                        continue
+                    seen[s(m.value())] = seen.get(s(m.value()), 0) + 1
+                    if mode == "explicit":
+                        c.acknowledge(m)
+                if mode == "explicit":
+                    c.commit_sync(left())
+    finally:
+        for _, c in members:
+            c.close()
+    check(len(seen) >= 60, "share group read %d of 60 records" % len(seen))
+    for i in range(60):
+        n = seen.get("s-%d" % i, 0)
+        check(n == 1, "record s-%d delivered %d times, want once" % (i, n))
+
+
 SCENARIOS = {
     "metadata": metadata, "topic_admin": topic_admin, "produce_consume": produce_consume,
     "consume_timestamp": consume_timestamp, "idempotent": idempotent, "consumer_group": consumer_group,
-    "transactions": transactions, "admin": admin_scenario,
+    "transactions": transactions, "admin": admin_scenario, "share_group": share_group,
     "sasl_plain": lambda: secure("sasl_plain"), "sasl_scram": lambda: secure("sasl_scram"),
     "ssl": lambda: secure("ssl"), "sasl_ssl": lambda: secure("sasl_ssl"),
 }

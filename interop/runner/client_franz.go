@@ -29,6 +29,8 @@ func franzScenario(ctx context.Context, env Env, scenario string) error {
 		return franzIdempotent(ctx, env)
 	case "consumer_group":
 		return franzGroup(ctx, env)
+	case "share_group":
+		return franzShare(ctx, env)
 	case "transactions":
 		return franzTxn(ctx, env)
 	case "admin":

@@ -47,6 +47,9 @@ const (
 	keyCreatePartitions    = 37
 	keyIncrementalAlterCfg = 44
 	keyDescribeCluster     = 60
+	keyShareGroupHeartbeat = 76
+	keyShareFetch          = 78
+	keyShareAcknowledge    = 79
 )
 
 var groupKeys = []int16{keyFindCoordinator, keyJoinGroup, keySyncGroup, keyHeartbeat, keyLeaveGroup, keyOffsetCommit, keyOffsetFetch}
@@ -59,6 +62,7 @@ var Scenarios = []Scenario{
 	{Name: "consume_timestamp", Needs: []int16{keyProduce, keyFetch, keyListOffsets}, Smoke: true},
 	{Name: "idempotent", Needs: []int16{keyProduce, keyFetch, keyInitProducerID}, Smoke: true},
 	{Name: "consumer_group", Needs: append([]int16{keyProduce, keyFetch}, groupKeys...), Smoke: true},
+	{Name: "share_group", Needs: []int16{keyShareGroupHeartbeat, keyShareFetch, keyShareAcknowledge, keyIncrementalAlterCfg, keyProduce, keyCreateTopics}},
 	{Name: "transactions", Needs: []int16{keyInitProducerID, keyFindCoordinator, keyAddPartitionsToTxn, keyEndTxn, keyFetch, keyListOffsets}},
 	{Name: "admin", Needs: []int16{keyDescribeConfigs, keyCreatePartitions, keyDeleteRecords, keyDescribeCluster, keyListOffsets}},
 	{Name: "sasl_plain", Needs: []int16{keySaslHandshake, keySaslAuthenticate}, Mechanism: "PLAIN"},
@@ -83,7 +87,7 @@ var apiNames = map[int16]string{
 	17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 21: "DeleteRecords",
 	22: "InitProducerId", 24: "AddPartitionsToTxn", 26: "EndTxn", 32: "DescribeConfigs",
 	33: "AlterConfigs", 36: "SaslAuthenticate", 37: "CreatePartitions", 44: "IncrementalAlterConfigs",
-	60: "DescribeCluster",
+	60: "DescribeCluster", 76: "ShareGroupHeartbeat", 78: "ShareFetch", 79: "ShareAcknowledge",
 }
 
 func apiName(k int16) string {

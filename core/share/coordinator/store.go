@@ -52,9 +52,10 @@ const (
 
 // StateTopicPartition is the __share_group_state partition that holds a
 // share-partition's state among n, as Kafka's share coordinator places
-// it: the Java hash of "group:topicId:partition" modulo n.
+// it: the Java hash of its coordinator key ("group:topicId:partition",
+// the topic id in Kafka's base64 form) modulo n.
 func StateTopicPartition(k share.PartitionKey, n int32) int32 {
-	return group.PartitionFor(k.Group+":"+uuid.UUID(k.TopicID).String()+":"+strconv.Itoa(int(k.Partition)), n)
+	return group.PartitionFor(CoordinatorKey(k), n)
 }
 
 // stateTopicConfigs are the configs __share_group_state is created with.

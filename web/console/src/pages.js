@@ -87,7 +87,7 @@ export function groupsTable(groups) {
     { title: 'State', cell: g => badge(g.state, g.state === 'Stable' ? 'ok' : g.state === 'Dead' ? 'bad' : 'info') },
     { title: 'Members', cell: g => num(g.members), class: 'n' },
     { title: 'Lag', cell: g => num(g.lag), class: 'n' },
-  ], groups, { 'data-testid': 'groups', 'data-empty': 'No consumer groups yet.' });
+  ], groups, { 'data-testid': 'groups', 'data-empty': 'No groups yet.' });
 }
 
 export async function groups() {

@@ -116,6 +116,7 @@ public final class Driver {
             case "consume_timestamp": consumeTimestamp(); break;
             case "idempotent": idempotent(); break;
             case "consumer_group": Groups.run(); break;
+            case "share_group": Shares.run(); break;
             case "transactions": transactions(); break;
             case "admin": admin(); break;
             case "sasl_plain": secure(sc, "sasl"); break;
