@@ -51,7 +51,10 @@ func newCopier(s *session) (*copier, error) {
 	}
 	c.prod, err = newClient(s.cfg.Target, "gregor-mirror-"+s.cfg.Source.Name,
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerLinger(5*time.Millisecond),
+		// No linger: a record goes out as soon as a request slot is
+		// free; while requests are in flight the next batches fill up
+		// anyway, so a backlog still travels in full batches.
+		kgo.ProducerLinger(0),
 		kgo.ProducerBatchMaxBytesFn(s.limits.batchMax),
 		kgo.MaxBufferedRecords(50000),
 	)

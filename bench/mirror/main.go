@@ -19,7 +19,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +47,9 @@ const (
 // targetAddr is the Gregor target's listener, on a port free at start.
 var targetAddr string
 
+// mirrorMetrics is a Gregor mirror's metrics listener ("" for MirrorMaker 2).
+var mirrorMetrics string
+
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,6 +63,7 @@ type options struct {
 	backlogMB   int
 	rate        int
 	latencyFor  time.Duration
+	warmup      time.Duration
 	gregor      string
 	kafkaRef    string
 	kafkaVer    string
@@ -79,6 +85,8 @@ type run struct {
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
 	CPUS       float64 `json:"cpu_seconds_catchup"`
 	FailoverS  float64 `json:"failover_seconds"`
+	AckP50Ms   float64 `json:"mirror_ack_p50_ms_bucket,omitempty"`
+	AckP99Ms   float64 `json:"mirror_ack_p99_ms_bucket,omitempty"`
 	Note       string  `json:"note,omitempty"`
 }
 
@@ -87,6 +95,7 @@ func main() {
 	flag.IntVar(&o.backlogMB, "backlog-mb", 200, "backlog to catch up on, in MB of 1 KB records (the issue's figure is 1024)")
 	flag.IntVar(&o.rate, "rate", 2000, "records per second for the steady-state latency")
 	flag.DurationVar(&o.latencyFor, "latency-for", 15*time.Second, "how long the steady-state latency is measured")
+	flag.DurationVar(&o.warmup, "latency-warmup", 3*time.Second, "records produced at the fixed rate before the latency is measured (client connections, the JVM's JIT), not counted")
 	flag.StringVar(&o.gregor, "gregor", "bin/gregor", "the gregor binary")
 	flag.StringVar(&o.kafkaRef, "kafka-ref", "scripts/kafka-ref.sh", "the Apache Kafka launcher")
 	flag.StringVar(&o.kafkaVer, "kafka-version", "4.4.0", "Apache Kafka version of the source")
@@ -247,11 +256,24 @@ func benchOne(o options, work, name string, groupAt map[int32]int64) (run, error
 	r.PeakRSSMiB, r.CPUS = sampler.peakRSS, sampler.cpu()
 	logf("%s: caught up in %.2f s (%.0f records/s), peak RSS %.0f MiB, %.1f CPU s", name, r.CatchupS, r.RecordsPS, r.PeakRSSMiB, r.CPUS)
 
-	r.P50Ms, r.P99Ms, err = steadyLatency(o.rate, o.latencyFor)
+	var before map[float64]float64
+	if name != "mm2" {
+		before = latencyBuckets()
+	}
+	r.P50Ms, r.P99Ms, err = steadyLatency(o.rate, o.warmup, o.latencyFor)
 	if err != nil {
 		return r, fmt.Errorf("latency: %w", err)
 	}
 	logf("%s: replication latency at %d records/s: p50 %.1f ms, p99 %.1f ms", name, o.rate, r.P50Ms, r.P99Ms)
+	if name != "mm2" {
+		// The mirror's own histogram (source timestamp to the target's
+		// acknowledgement) over the same records, warm-up included: what
+		// is left of the end-to-end figure is the target's consumer.
+		if p50, p99, ok := bucketQuantiles(before, latencyBuckets()); ok {
+			logf("%s: source timestamp to target acknowledgement (mirror histogram): p50 <= %.0f ms, p99 <= %.0f ms", name, p50, p99)
+			r.AckP50Ms, r.AckP99Ms = p50, p99
+		}
+	}
 
 	r.FailoverS, err = failover(o, dir, name, mp, groupAt)
 	if err != nil {
@@ -327,7 +349,12 @@ refresh_interval_ms = 5000
 	if err := os.WriteFile(path, []byte(toml), 0o644); err != nil {
 		return nil, err
 	}
-	return start(exec.Command(o.gregor, "mirror", "--config", path, "--log-level", "warn"), filepath.Join(dir, "mirror.log"))
+	var err error
+	if mirrorMetrics, err = freeAddr(); err != nil {
+		return nil, err
+	}
+	return start(exec.Command(o.gregor, "mirror", "--config", path, "--log-level", "warn", "--metrics-addr", mirrorMetrics),
+		filepath.Join(dir, "mirror.log"))
 }
 
 func newClient(addr string, opts ...kgo.Opt) (*kgo.Client, error) {
@@ -509,9 +536,14 @@ func (s *sampler) sample() {
 // JVM included, counts: it is part of catching up).
 func (s *sampler) cpu() float64 { return s.cpuLast }
 
-// steadyLatency produces at rate to the source for d and measures, on the
-// target, the time from each record's timestamp to its arrival.
-func steadyLatency(rate int, d time.Duration) (p50, p99 float64, err error) {
+// steadyLatency produces at rate to the source for warmup+d and measures,
+// on the target, the time from each record's timestamp (set by the
+// producer when it hands the record over) to the moment a consumer of the
+// target polls it. The same clients and the same method serve every
+// mirror; the records of the warm-up (client connections, metadata, the
+// mirror's first fetches of new data, a JVM's JIT) are read but not
+// counted.
+func steadyLatency(rate int, warmup, d time.Duration) (p50, p99 float64, err error) {
 	ends, err := endOffsets(targetAddr, targetTopic())
 	if err != nil {
 		return 0, 0, err
@@ -531,14 +563,19 @@ func steadyLatency(rate int, d time.Duration) (p50, p99 float64, err error) {
 		return 0, 0, err
 	}
 	defer prod.Close()
+	skip := int(float64(rate) * warmup.Seconds())
 	n := int(float64(rate) * d.Seconds())
 	go func() {
 		interval := time.Second / time.Duration(rate)
 		next := time.Now()
-		for i := 0; i < n; i++ {
+		for i := 0; i < skip+n; i++ {
 			v := make([]byte, recordSize)
 			_, _ = rand.Read(v)
-			prod.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte("l" + strconv.Itoa(i)), Value: v,
+			key := "l" + strconv.Itoa(i-skip)
+			if i < skip {
+				key = "w" + strconv.Itoa(i)
+			}
+			prod.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(key), Value: v,
 				Timestamp: time.Now()}, nil)
 			next = next.Add(interval)
 			if w := time.Until(next); w > 0 {
@@ -547,12 +584,15 @@ func steadyLatency(rate int, d time.Duration) (p50, p99 float64, err error) {
 		}
 	}()
 	var lat []float64
-	ctx, cancel := context.WithTimeout(context.Background(), d+60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), warmup+d+60*time.Second)
 	defer cancel()
 	for len(lat) < n && ctx.Err() == nil {
 		fs := cons.PollFetches(ctx)
 		now := time.Now()
 		fs.EachRecord(func(r *kgo.Record) {
+			if len(r.Key) > 0 && r.Key[0] == 'w' {
+				return
+			}
 			lat = append(lat, float64(now.Sub(r.Timestamp).Microseconds())/1000)
 		})
 	}
@@ -653,8 +693,73 @@ func failover(o options, dir, name string, mp *mirrorProc, at map[int32]int64) (
 	return took, nil
 }
 
+// latencyBuckets scrapes the Gregor mirror's replication latency histogram,
+// summed over partitions: upper bound (seconds) -> cumulative count.
+func latencyBuckets() map[float64]float64 {
+	if mirrorMetrics == "" {
+		return nil
+	}
+	cl := http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get("http://" + mirrorMetrics + "/metrics")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil
+	}
+	out := map[float64]float64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "gregor_mirror_replication_latency_seconds_bucket{") {
+			continue
+		}
+		i := strings.Index(l, `le="`)
+		j := strings.LastIndexByte(l, ' ')
+		if i < 0 || j < 0 {
+			continue
+		}
+		le := l[i+4:]
+		le = le[:strings.IndexByte(le, '"')]
+		ub, err1 := strconv.ParseFloat(le, 64)
+		n, err2 := strconv.ParseFloat(l[j+1:], 64)
+		if err1 == nil && err2 == nil {
+			out[ub] += n
+		}
+	}
+	return out
+}
+
+// bucketQuantiles returns the upper bounds (ms) of the buckets holding
+// the p50 and p99 of the observations between two scrapes.
+func bucketQuantiles(before, after map[float64]float64) (p50, p99 float64, ok bool) {
+	bounds := make([]float64, 0, len(after))
+	for ub := range after {
+		bounds = append(bounds, ub)
+	}
+	sort.Float64s(bounds)
+	if len(bounds) == 0 {
+		return 0, 0, false
+	}
+	total := after[bounds[len(bounds)-1]] - before[bounds[len(bounds)-1]]
+	if total <= 0 {
+		return 0, 0, false
+	}
+	p50, p99 = -1, -1
+	for _, ub := range bounds {
+		n := after[ub] - before[ub]
+		if p50 < 0 && n >= total/2 {
+			p50 = ub * 1000
+		}
+		if p99 < 0 && n >= total*0.99 {
+			p99 = ub * 1000
+		}
+	}
+	return p50, p99, true
+}
+
 func keyIndex(k string) int {
-	n, _ := strconv.Atoi(strings.TrimLeft(k, "kl"))
+	n, _ := strconv.Atoi(strings.TrimLeft(k, "klw"))
 	return n
 }
 
@@ -692,8 +797,8 @@ func printTable(o options, records int, runs []run) {
 		by[r.Mirror] = r
 	}
 	mm2 := by["mm2"]
-	fmt.Printf("\nbench-mirror: Apache Kafka %s source, Gregor target, %d x 1 KB keyed records over %d partitions (%d MB backlog), latency at %d records/s, MirrorMaker 2 %s dedicated mode tasks.max=2; %d CPUs\n\n",
-		o.kafkaVer, records, partitions, o.backlogMB, o.rate, o.mm2Version, runtime.NumCPU())
+	fmt.Printf("\nbench-mirror: Apache Kafka %s source, Gregor target, %d x 1 KB keyed records over %d partitions (%d MB backlog), latency at %d records/s for %v after a %v warm-up, MirrorMaker 2 %s dedicated mode tasks.max=2; %d CPUs\n\n",
+		o.kafkaVer, records, partitions, o.backlogMB, o.rate, o.latencyFor, o.warmup, o.mm2Version, runtime.NumCPU())
 	fmt.Printf("%-28s %14s %14s %14s %12s %12s\n", "metric", "gregor-copy", "gregor-link", "mm2", "copy/mm2", "link/mm2")
 	row := func(metric string, f func(run) float64) {
 		c, l, m := f(by["gregor-copy"]), f(by["gregor-link"]), f(mm2)
@@ -725,7 +830,7 @@ func writeJSON(o options, records int, runs []run) error {
 		return err
 	}
 	doc := map[string]any{"kafka_version": o.kafkaVer, "mm2_version": o.mm2Version, "records": records, "record_bytes": recordSize,
-		"partitions": partitions, "rate": o.rate, "cpus": runtime.NumCPU(), "runs": runs, "when": time.Now().UTC().Format(time.RFC3339)}
+		"partitions": partitions, "rate": o.rate, "latency_seconds": o.latencyFor.Seconds(), "latency_warmup_seconds": o.warmup.Seconds(), "cpus": runtime.NumCPU(), "runs": runs, "when": time.Now().UTC().Format(time.RFC3339)}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
