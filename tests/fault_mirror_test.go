@@ -429,7 +429,7 @@ func (f *mirrorFault) inject(ctx context.Context, kind string, rng *rand.Rand, s
 		t.Logf("fault: SIGKILL source node %d, leader of orders[%d]", leader, p)
 		f.src.gregor.kill(leader)
 		time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
-		f.src.gregor.restart(leader)
+		f.restartSource(ctx, leader)
 	case "pause-source-leader":
 		p, leader, ok := leaderOf()
 		if !ok {
@@ -520,6 +520,49 @@ func (f *mirrorFault) signalSource(ids []int32, sig syscall.Signal) {
 // readMirrorTarget reads every partition of topic to its high watermark
 // (read_committed with committed: a transaction still open stops the read
 // and is an error, the caller reads again).
+// restartSource starts a killed Gregor source node again and waits until
+// it answers, for as long as its process lives (log recovery after a
+// SIGKILL on a loaded machine has taken more than the minute of
+// waitForBroker); it fails if the process exits, or when the seed's
+// context ends.
+func (f *mirrorFault) restartSource(ctx context.Context, id int32) {
+	c := f.src.gregor
+	nd := c.nodes[id]
+	if nd.proc != nil {
+		f.t.Fatalf("node %d is already running", id)
+	}
+	nd.proc = startChildBrokerAsync(f.t, nd)
+	if nd.proc == nil {
+		f.t.FailNow()
+	}
+	c.track(nd)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nd.addr), kgo.DialTimeout(2*time.Second))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	began := time.Now()
+	for {
+		mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		md, err := adm.BrokerMetadata(mctx)
+		cancel()
+		if err == nil && len(md.Brokers) > 0 {
+			if d := time.Since(began); d > 30*time.Second {
+				f.t.Logf("source node %d answered %v after its restart", id, d.Round(time.Second))
+			}
+			return
+		}
+		select {
+		case <-nd.proc.done:
+			f.t.Fatalf("source node %d exited before answering after its restart: %v (last metadata error: %v)", id, nd.proc.err, err)
+		case <-ctx.Done():
+			f.t.Fatalf("source node %d not answering %v after its restart: %v", id, time.Since(began).Round(time.Second), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // faultMirrorGroup is the source consumer group whose mirrored offsets the
 // checker judges.
 const faultMirrorGroup = "fault-readers"
