@@ -106,8 +106,17 @@ func (l *linker) work(ctx context.Context, st *partitionState) {
 		return
 	}
 	defer fetcher.Close()
+	// And writes on its own connection to the target: a broker answers
+	// a connection's requests in order, so on a shared one each
+	// partition's acks=all write (its fsync) would wait for the others'.
+	writer, err := newClient(l.s.cfg.Target, "gregor-mirror-link-"+l.s.cfg.Source.Name)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	defer writer.Close()
 	for ctx.Err() == nil {
-		err := l.copyPartition(ctx, st, fetcher)
+		err := l.copyPartition(ctx, st, fetcher, writer)
 		if ctx.Err() != nil {
 			return
 		}
@@ -245,13 +254,13 @@ func firstBatch(b []byte) (record.Header, bool) {
 // copyPartition places the partition at the target's end offset, checks
 // that the target's last batch is the source's, and copies batches until an
 // error.
-func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher *kgo.Client) error {
+func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher, writer *kgo.Client) error {
 	s := l.s
 	src, err := findLeader(ctx, fetcher, st.topic, st.partition)
 	if err != nil {
 		return err
 	}
-	dst, err := findLeader(ctx, s.dst, st.target, st.partition)
+	dst, err := findLeader(ctx, writer, st.target, st.partition)
 	if err != nil {
 		return err
 	}
@@ -293,8 +302,23 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher 
 	// trimTo is the source's log start when an empty target began there:
 	// the target's log start is raised to it after the first append.
 	trimTo := int64(-1)
+	// next is the fetch at pos started while the previous batches were
+	// written (nil when none is): records that arrive during a write are
+	// on their way before its answer. The fetch only reads, and its
+	// answer is used only once the write succeeded at the offsets it
+	// follows.
+	var next chan fetched
+	pctx, pcancel := context.WithCancel(ctx)
+	defer pcancel()
 	for ctx.Err() == nil {
-		fp, err := fetchRaw(ctx, fetcher, src, st.topic, st.partition, pos, maxBytes, 500*time.Millisecond)
+		var fp kmsg.FetchResponseTopicPartition
+		if next != nil {
+			f := <-next
+			next = nil
+			fp, err = f.fp, f.err
+		} else {
+			fp, err = fetchRaw(ctx, fetcher, src, st.topic, st.partition, pos, maxBytes, 500*time.Millisecond)
+		}
 		if err != nil {
 			return err
 		}
@@ -342,7 +366,12 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher 
 			continue
 		}
 		batches := fp.RecordBatches[from:to]
-		base, err := produceRaw(ctx, s.dst, dst, link, st.target, st.partition, batches)
+		next = make(chan fetched, 1)
+		go func(at int64) {
+			fp, err := fetchRaw(pctx, fetcher, src, st.topic, st.partition, at, maxBytes, 500*time.Millisecond)
+			next <- fetched{fp, err}
+		}(pos)
+		base, err := produceRaw(ctx, writer, dst, link, st.target, st.partition, batches)
 		if err != nil {
 			return err
 		}
@@ -372,6 +401,12 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher 
 		st.met.lag.Set(float64(max(0, fp.HighWatermark-pos)))
 	}
 	return ctx.Err()
+}
+
+// fetched is the answer of a fetch that ran while batches were written.
+type fetched struct {
+	fp  kmsg.FetchResponseTopicPartition
+	err error
 }
 
 // checkLinkBatch refuses a corrupt source batch or one that would overlap

@@ -24,7 +24,13 @@ import (
 //   - offset mismatch (link mode): a record at another offset than on the
 //     source, or the target's record at a source offset is another record;
 //   - false gap: a reported gap over offsets the source never deleted
-//     (records the mirror dropped and called deleted).
+//     (records the mirror dropped and called deleted);
+//   - group skip: a consumer group resuming on the target from its
+//     mirrored committed offset (translated in copy mode, the source's in
+//     link mode) would not receive a record it had not processed on the
+//     source: an acknowledged record at or after the source group's
+//     committed offset whose every copy on the target lies below the
+//     target group's offset.
 
 // mirrorEvidence is what a seed leaves to judge.
 type mirrorEvidence struct {
@@ -35,6 +41,9 @@ type mirrorEvidence struct {
 	gaps       map[int32][]offsetRange    // reported by the mirror
 	deletedTo  map[int32]int64            // the source's log start set by DeleteRecords
 	targetName string
+	// srcGroup and tgtGroup are a consumer group's committed offsets on
+	// the source partition and on its mirror (nil: no group checked).
+	srcGroup, tgtGroup map[int32]int64
 }
 
 // offsetRange is [From, To], both included, as the mirror reports it.
@@ -44,10 +53,14 @@ type mirrorReport struct {
 	Acked, OnTarget, InGaps, Duplicates   int
 	Lost, Duplicated, Reordered, Mismatch []string
 	FalseGaps                             []string
+	// GroupChecked counts the partitions whose mirrored group offset was
+	// checked; GroupSkips are the records a resuming consumer would skip.
+	GroupChecked int
+	GroupSkips   []string
 }
 
 func (r mirrorReport) anomalies(ev mirrorEvidence) int {
-	n := len(r.Lost) + len(r.Reordered) + len(r.Mismatch) + len(r.FalseGaps)
+	n := len(r.Lost) + len(r.Reordered) + len(r.Mismatch) + len(r.FalseGaps) + len(r.GroupSkips)
 	if ev.exactly || ev.link {
 		n += len(r.Duplicated)
 	}
@@ -56,9 +69,10 @@ func (r mirrorReport) anomalies(ev mirrorEvidence) int {
 
 func (r mirrorReport) String() string {
 	first := func(s []string) string { return strings.Join(s[:min(len(s), 10)], "; ") }
-	return fmt.Sprintf("acked %d, on target %d, in reported gaps %d, duplicates %d; lost %d [%s], duplicated %d [%s], reordered %d [%s], offset mismatch %d [%s], false gaps %d [%s]",
+	return fmt.Sprintf("acked %d, on target %d, in reported gaps %d, duplicates %d; lost %d [%s], duplicated %d [%s], reordered %d [%s], offset mismatch %d [%s], false gaps %d [%s]; group offsets checked on %d partitions, skips %d [%s]",
 		r.Acked, r.OnTarget, r.InGaps, r.Duplicates, len(r.Lost), first(r.Lost), len(r.Duplicated), first(r.Duplicated),
-		len(r.Reordered), first(r.Reordered), len(r.Mismatch), first(r.Mismatch), len(r.FalseGaps), first(r.FalseGaps))
+		len(r.Reordered), first(r.Reordered), len(r.Mismatch), first(r.Mismatch), len(r.FalseGaps), first(r.FalseGaps),
+		r.GroupChecked, len(r.GroupSkips), first(r.GroupSkips))
 }
 
 func analyzeMirror(ev mirrorEvidence) mirrorReport {
@@ -81,8 +95,15 @@ func analyzeMirror(ev mirrorEvidence) mirrorReport {
 				rep.FalseGaps = append(rep.FalseGaps, fmt.Sprintf("p%d %d-%d (source deleted below %d)", p, g.From, g.To, ev.deletedTo[p]))
 			}
 		}
-		pos := map[string]int{} // value -> first target index
+		if _, ok := ev.tgtGroup[p]; ok {
+			if _, ok := ev.srcGroup[p]; ok {
+				rep.GroupChecked++
+			}
+		}
+		pos := map[string]int{}      // value -> first target index
+		lastAt := map[string]int64{} // value -> its last target offset
 		for i, r := range ev.target[p] {
+			lastAt[r.Value] = max(lastAt[r.Value], r.Offset)
 			rep.OnTarget++
 			if _, seen := pos[r.Value]; seen {
 				rep.Duplicates++
@@ -119,6 +140,14 @@ func analyzeMirror(ev mirrorEvidence) mirrorReport {
 				rep.Reordered = append(rep.Reordered, fmt.Sprintf("p%d@%d %s on the target before p%d@%d", p, o, v, p, lastOff))
 			} else {
 				last, lastOff = i, o
+			}
+			if from, ok := ev.srcGroup[p]; ok && o >= from {
+				// Not processed on the source: a consumer resuming on
+				// the target at the group's offset must receive it.
+				if at, ok := ev.tgtGroup[p]; ok && lastAt[v] < at {
+					rep.GroupSkips = append(rep.GroupSkips, fmt.Sprintf("p%d@%d %s: source group at %d, target group at %d, record at target offset %d",
+						p, o, v, from, at, lastAt[v]))
+				}
 			}
 			if ev.link {
 				if got := ev.target[p][i].Offset; got != o {
@@ -200,6 +229,30 @@ func TestMirrorFaultCheckerFindsAnomalies(t *testing.T) {
 			target: map[int32][]mirrorRecord{0: {rec(0, "a"), rec(1, "b"), rec(2, "c"), rec(3, "f")}}},
 			func(r mirrorReport) []string { return r.FalseGaps }, []string{"p0 3-4 (source deleted below 2)"}, true},
 	}
+	// Group offsets: the source group processed a..c (committed 3); the
+	// target copy holds a..f at target offsets 10..15.
+	shifted := []mirrorRecord{rec(10, "a"), rec(11, "b"), rec(12, "c"), rec(13, "d"), rec(14, "e"), rec(15, "f")}
+	grp := func(link bool, tgt int64, target []mirrorRecord) mirrorEvidence {
+		return mirrorEvidence{link: link, target: map[int32][]mirrorRecord{0: target},
+			srcGroup: map[int32]int64{0: 3}, tgtGroup: map[int32]int64{0: tgt}}
+	}
+	tests = append(tests, []struct {
+		name    string
+		ev      mirrorEvidence
+		check   func(mirrorReport) []string
+		want    []string
+		anomaly bool
+	}{
+		{"group translated exactly", grp(false, 13, shifted), func(r mirrorReport) []string { return r.GroupSkips }, nil, false},
+		{"group translated behind (re-reads)", grp(false, 11, shifted), func(r mirrorReport) []string { return r.GroupSkips }, nil, false},
+		{"group translated past an unprocessed record", grp(false, 14, shifted), func(r mirrorReport) []string { return r.GroupSkips },
+			[]string{"p0@3 d: source group at 3, target group at 14, record at target offset 13"}, true},
+		{"group skip saved by a later duplicate", grp(false, 14, append(slices.Clone(shifted), rec(16, "d"), rec(17, "e"), rec(18, "f"))),
+			func(r mirrorReport) []string { return r.GroupSkips }, nil, false},
+		{"link group at the source offset", grp(true, 3, clean), func(r mirrorReport) []string { return r.GroupSkips }, nil, false},
+		{"link group one past", grp(true, 4, clean), func(r mirrorReport) []string { return r.GroupSkips },
+			[]string{"p0@3 d: source group at 3, target group at 4, record at target offset 3"}, true},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.ev.acked = acked

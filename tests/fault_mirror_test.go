@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -42,8 +43,11 @@ import (
 //
 // The checker (fault_mirror_check_test.go) reads the target at the end and
 // reports lost, duplicated (an anomaly with exactly_once and in link
-// mode), reordered and, in link mode, offset-mismatched records, and gaps
-// the mirror reported over offsets the source still held.
+// mode), reordered and, in link mode, offset-mismatched records, gaps
+// the mirror reported over offsets the source still held, and a reader
+// group's mirrored offsets that would make it skip a record it had not
+// processed on the source (the group commits on the source during the run
+// and once more at the end, then the target group's offsets are judged).
 //
 // GREGOR_FAULT_MIRROR=1 enables it; FAULT_SEEDS and FAULT_DURATION as in
 // make fault; FAULT_MIRROR_MODES is a comma list of copy, copy-eos, link,
@@ -283,6 +287,42 @@ checkpoint_interval_ms = 500
 		}
 	}()
 
+	// A reader group on the source commits, every half second, an offset
+	// a little behind what was acknowledged (it "processed" up to there);
+	// the mirror syncs it into the target group (groups default to every
+	// group, sync_offsets on).
+	committed := map[int32]int64{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		grng := rand.New(rand.NewPCG(seed, 0x5eed))
+		for wctx.Err() == nil {
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			offs := kadm.Offsets{}
+			f.mu.Lock()
+			for p, m := range f.acked {
+				if at := maxOffset(m) + 1 - int64(grng.IntN(40)); at > committed[p] {
+					offs.Add(kadm.Offset{Topic: "orders", Partition: p, At: at, LeaderEpoch: -1})
+				}
+			}
+			f.mu.Unlock()
+			cctx, ccancel := context.WithTimeout(wctx, 5*time.Second)
+			resp, err := srcAdm.CommitOffsets(cctx, faultMirrorGroup, offs)
+			ccancel()
+			if err == nil {
+				resp.Each(func(o kadm.OffsetResponse) {
+					if o.Err == nil {
+						committed[o.Partition] = o.At
+					}
+				})
+			}
+		}
+	}()
+
 	// Faults start once the mirror copies every partition: a partition it
 	// has not begun starts at the source's log start, and what retention
 	// deleted before then was never the mirror's to copy.
@@ -345,6 +385,8 @@ checkpoint_interval_ms = 500
 		}
 		time.Sleep(2 * time.Second)
 	}
+	ev.srcGroup, ev.tgtGroup = f.settleGroup(ctx, srcAdm, committed)
+	rep = analyzeMirror(ev)
 	var fl []string
 	for k, n := range f.faults {
 		fl = append(fl, fmt.Sprintf("%s %d", k, n))
@@ -387,7 +429,7 @@ func (f *mirrorFault) inject(ctx context.Context, kind string, rng *rand.Rand, s
 		t.Logf("fault: SIGKILL source node %d, leader of orders[%d]", leader, p)
 		f.src.gregor.kill(leader)
 		time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
-		f.src.gregor.restart(leader)
+		f.restartSource(ctx, leader)
 	case "pause-source-leader":
 		p, leader, ok := leaderOf()
 		if !ok {
@@ -478,6 +520,121 @@ func (f *mirrorFault) signalSource(ids []int32, sig syscall.Signal) {
 // readMirrorTarget reads every partition of topic to its high watermark
 // (read_committed with committed: a transaction still open stops the read
 // and is an error, the caller reads again).
+// restartSource starts a killed Gregor source node again and waits until
+// it answers, for as long as its process lives (log recovery after a
+// SIGKILL on a loaded machine has taken more than the minute of
+// waitForBroker); it fails if the process exits, or when the seed's
+// context ends.
+func (f *mirrorFault) restartSource(ctx context.Context, id int32) {
+	c := f.src.gregor
+	nd := c.nodes[id]
+	if nd.proc != nil {
+		f.t.Fatalf("node %d is already running", id)
+	}
+	nd.proc = startChildBrokerAsync(f.t, nd)
+	if nd.proc == nil {
+		f.t.FailNow()
+	}
+	c.track(nd)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nd.addr), kgo.DialTimeout(2*time.Second))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	began := time.Now()
+	for {
+		mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		md, err := adm.BrokerMetadata(mctx)
+		cancel()
+		if err == nil && len(md.Brokers) > 0 {
+			if d := time.Since(began); d > 30*time.Second {
+				f.t.Logf("source node %d answered %v after its restart", id, d.Round(time.Second))
+			}
+			return
+		}
+		select {
+		case <-nd.proc.done:
+			f.t.Fatalf("source node %d exited before answering after its restart: %v (last metadata error: %v)", id, nd.proc.err, err)
+		case <-ctx.Done():
+			f.t.Fatalf("source node %d not answering %v after its restart: %v", id, time.Since(began).Round(time.Second), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// faultMirrorGroup is the source consumer group whose mirrored offsets the
+// checker judges.
+const faultMirrorGroup = "fault-readers"
+
+func maxOffset(m map[int64]string) int64 {
+	top := int64(-1)
+	for o := range m {
+		top = max(top, o)
+	}
+	return top
+}
+
+// settleGroup commits the reader group's last offsets on the source once
+// more, 25 records short of the end (never behind an earlier commit: the
+// mirror never rewinds a target group), and waits for the target group's
+// offsets to hold still over two checkpoint rounds. It returns both
+// sides' offsets; partitions the mirror never synced are left out (the
+// seed's line says how many were checked).
+func (f *mirrorFault) settleGroup(ctx context.Context, srcAdm *kadm.Client, committed map[int32]int64) (src, tgt map[int32]int64) {
+	src = map[int32]int64{}
+	offs := kadm.Offsets{}
+	f.mu.Lock()
+	for p, m := range f.acked {
+		at := max(committed[p], maxOffset(m)+1-25)
+		offs.Add(kadm.Offset{Topic: "orders", Partition: p, At: at, LeaderEpoch: -1})
+	}
+	f.mu.Unlock()
+	eventually(f.t, time.Minute, "the reader group's last commit on the source", func() error {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		resp, err := srcAdm.CommitOffsets(cctx, faultMirrorGroup, offs)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
+	offs.Each(func(o kadm.Offset) { src[o.Partition] = o.At })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.dst.addrs()...))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	read := func() map[int32]int64 {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		resp, err := adm.FetchOffsets(cctx, faultMirrorGroup)
+		if err != nil {
+			return nil
+		}
+		out := map[int32]int64{}
+		resp.Each(func(o kadm.OffsetResponse) {
+			if o.Topic == "east.orders" && o.Err == nil && o.At >= 0 {
+				out[o.Partition] = o.At
+			}
+		})
+		return out
+	}
+	// The mirror checkpoints every 500 ms: unchanged over 2 s, with every
+	// partition present, is settled; after a minute, what is there.
+	var prev map[int32]int64
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		cur := read()
+		if cur != nil && len(cur) == len(src) && maps.Equal(cur, prev) {
+			return src, cur
+		}
+		prev = cur
+		time.Sleep(2 * time.Second)
+	}
+	return src, prev
+}
+
 func readMirrorTarget(ctx context.Context, addr, topic string, committed bool) (map[int32][]mirrorRecord, error) {
 	ends := tryEndOffsets(addr, topic)
 	if ends == nil {

@@ -24,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +44,9 @@ const (
 // targetAddr is the Gregor target's listener, on a port free at start.
 var targetAddr string
 
+// mirrorMetrics is a Gregor mirror's metrics listener ("" for MirrorMaker 2).
+var mirrorMetrics string
+
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,6 +60,7 @@ type options struct {
 	backlogMB   int
 	rate        int
 	latencyFor  time.Duration
+	warmup      time.Duration
 	gregor      string
 	kafkaRef    string
 	kafkaVer    string
@@ -79,6 +82,8 @@ type run struct {
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
 	CPUS       float64 `json:"cpu_seconds_catchup"`
 	FailoverS  float64 `json:"failover_seconds"`
+	AckP50Ms   float64 `json:"mirror_ack_p50_ms_bucket,omitempty"`
+	AckP99Ms   float64 `json:"mirror_ack_p99_ms_bucket,omitempty"`
 	Note       string  `json:"note,omitempty"`
 }
 
@@ -87,6 +92,7 @@ func main() {
 	flag.IntVar(&o.backlogMB, "backlog-mb", 200, "backlog to catch up on, in MB of 1 KB records (the issue's figure is 1024)")
 	flag.IntVar(&o.rate, "rate", 2000, "records per second for the steady-state latency")
 	flag.DurationVar(&o.latencyFor, "latency-for", 15*time.Second, "how long the steady-state latency is measured")
+	flag.DurationVar(&o.warmup, "latency-warmup", 3*time.Second, "records produced at the fixed rate before the latency is measured (client connections, the JVM's JIT), not counted")
 	flag.StringVar(&o.gregor, "gregor", "bin/gregor", "the gregor binary")
 	flag.StringVar(&o.kafkaRef, "kafka-ref", "scripts/kafka-ref.sh", "the Apache Kafka launcher")
 	flag.StringVar(&o.kafkaVer, "kafka-version", "4.4.0", "Apache Kafka version of the source")
@@ -247,11 +253,24 @@ func benchOne(o options, work, name string, groupAt map[int32]int64) (run, error
 	r.PeakRSSMiB, r.CPUS = sampler.peakRSS, sampler.cpu()
 	logf("%s: caught up in %.2f s (%.0f records/s), peak RSS %.0f MiB, %.1f CPU s", name, r.CatchupS, r.RecordsPS, r.PeakRSSMiB, r.CPUS)
 
-	r.P50Ms, r.P99Ms, err = steadyLatency(o.rate, o.latencyFor)
+	var before map[float64]float64
+	if name != "mm2" {
+		before = latencyBuckets()
+	}
+	r.P50Ms, r.P99Ms, err = steadyLatency(o.rate, o.warmup, o.latencyFor)
 	if err != nil {
 		return r, fmt.Errorf("latency: %w", err)
 	}
 	logf("%s: replication latency at %d records/s: p50 %.1f ms, p99 %.1f ms", name, o.rate, r.P50Ms, r.P99Ms)
+	if name != "mm2" {
+		// The mirror's own histogram (source timestamp to the target's
+		// acknowledgement) over the same records, warm-up included: what
+		// is left of the end-to-end figure is the target's consumer.
+		if p50, p99, ok := bucketQuantiles(before, latencyBuckets()); ok {
+			logf("%s: source timestamp to target acknowledgement (mirror histogram): p50 <= %.0f ms, p99 <= %.0f ms", name, p50, p99)
+			r.AckP50Ms, r.AckP99Ms = p50, p99
+		}
+	}
 
 	r.FailoverS, err = failover(o, dir, name, mp, groupAt)
 	if err != nil {
@@ -327,7 +346,12 @@ refresh_interval_ms = 5000
 	if err := os.WriteFile(path, []byte(toml), 0o644); err != nil {
 		return nil, err
 	}
-	return start(exec.Command(o.gregor, "mirror", "--config", path, "--log-level", "warn"), filepath.Join(dir, "mirror.log"))
+	var err error
+	if mirrorMetrics, err = freeAddr(); err != nil {
+		return nil, err
+	}
+	return start(exec.Command(o.gregor, "mirror", "--config", path, "--log-level", "warn", "--metrics-addr", mirrorMetrics),
+		filepath.Join(dir, "mirror.log"))
 }
 
 func newClient(addr string, opts ...kgo.Opt) (*kgo.Client, error) {
@@ -509,60 +533,6 @@ func (s *sampler) sample() {
 // JVM included, counts: it is part of catching up).
 func (s *sampler) cpu() float64 { return s.cpuLast }
 
-// steadyLatency produces at rate to the source for d and measures, on the
-// target, the time from each record's timestamp to its arrival.
-func steadyLatency(rate int, d time.Duration) (p50, p99 float64, err error) {
-	ends, err := endOffsets(targetAddr, targetTopic())
-	if err != nil {
-		return 0, 0, err
-	}
-	offsets := map[int32]kgo.Offset{}
-	for p, e := range ends {
-		offsets[p] = kgo.NewOffset().At(e)
-	}
-	cons, err := newClient(targetAddr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{targetTopic(): offsets}),
-		kgo.FetchMaxWait(50*time.Millisecond))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer cons.Close()
-	prod, err := newClient(sourceAddr, kgo.ProducerLinger(0))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer prod.Close()
-	n := int(float64(rate) * d.Seconds())
-	go func() {
-		interval := time.Second / time.Duration(rate)
-		next := time.Now()
-		for i := 0; i < n; i++ {
-			v := make([]byte, recordSize)
-			_, _ = rand.Read(v)
-			prod.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte("l" + strconv.Itoa(i)), Value: v,
-				Timestamp: time.Now()}, nil)
-			next = next.Add(interval)
-			if w := time.Until(next); w > 0 {
-				time.Sleep(w)
-			}
-		}
-	}()
-	var lat []float64
-	ctx, cancel := context.WithTimeout(context.Background(), d+60*time.Second)
-	defer cancel()
-	for len(lat) < n && ctx.Err() == nil {
-		fs := cons.PollFetches(ctx)
-		now := time.Now()
-		fs.EachRecord(func(r *kgo.Record) {
-			lat = append(lat, float64(now.Sub(r.Timestamp).Microseconds())/1000)
-		})
-	}
-	if len(lat) < n {
-		return 0, 0, fmt.Errorf("%d of %d records arrived", len(lat), n)
-	}
-	sort.Float64s(lat)
-	return lat[len(lat)/2], lat[len(lat)*99/100], nil
-}
-
 // commitSourceGroup commits, for the failover group, the middle of every
 // source partition and returns those offsets.
 func commitSourceGroup() (map[int32]int64, error) {
@@ -654,7 +624,7 @@ func failover(o options, dir, name string, mp *mirrorProc, at map[int32]int64) (
 }
 
 func keyIndex(k string) int {
-	n, _ := strconv.Atoi(strings.TrimLeft(k, "kl"))
+	n, _ := strconv.Atoi(strings.TrimLeft(k, "klw"))
 	return n
 }
 
@@ -692,8 +662,8 @@ func printTable(o options, records int, runs []run) {
 		by[r.Mirror] = r
 	}
 	mm2 := by["mm2"]
-	fmt.Printf("\nbench-mirror: Apache Kafka %s source, Gregor target, %d x 1 KB keyed records over %d partitions (%d MB backlog), latency at %d records/s, MirrorMaker 2 %s dedicated mode tasks.max=2; %d CPUs\n\n",
-		o.kafkaVer, records, partitions, o.backlogMB, o.rate, o.mm2Version, runtime.NumCPU())
+	fmt.Printf("\nbench-mirror: Apache Kafka %s source, Gregor target, %d x 1 KB keyed records over %d partitions (%d MB backlog), latency at %d records/s for %v after a %v warm-up, MirrorMaker 2 %s dedicated mode tasks.max=2; %d CPUs\n\n",
+		o.kafkaVer, records, partitions, o.backlogMB, o.rate, o.latencyFor, o.warmup, o.mm2Version, runtime.NumCPU())
 	fmt.Printf("%-28s %14s %14s %14s %12s %12s\n", "metric", "gregor-copy", "gregor-link", "mm2", "copy/mm2", "link/mm2")
 	row := func(metric string, f func(run) float64) {
 		c, l, m := f(by["gregor-copy"]), f(by["gregor-link"]), f(mm2)
@@ -725,7 +695,7 @@ func writeJSON(o options, records int, runs []run) error {
 		return err
 	}
 	doc := map[string]any{"kafka_version": o.kafkaVer, "mm2_version": o.mm2Version, "records": records, "record_bytes": recordSize,
-		"partitions": partitions, "rate": o.rate, "cpus": runtime.NumCPU(), "runs": runs, "when": time.Now().UTC().Format(time.RFC3339)}
+		"partitions": partitions, "rate": o.rate, "latency_seconds": o.latencyFor.Seconds(), "latency_warmup_seconds": o.warmup.Seconds(), "cpus": runtime.NumCPU(), "runs": runs, "when": time.Now().UTC().Format(time.RFC3339)}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
