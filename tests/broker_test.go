@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,17 +179,6 @@ func endOffsets(t testing.TB, addr, topic string) map[int32]int64 {
 	out := map[int32]int64{}
 	listed.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 	return out
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // The gregor binaries, each built once per test run: the ordinary one by
