@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -73,5 +74,52 @@ func TestLimitFor(t *testing.T) {
 		if got := l.limitFor(tc.metric, tc.unit, tc.durability); got != tc.want {
 			t.Errorf("limitFor(%q, %s, %s) = %v, want %v", tc.metric, tc.unit, tc.durability, got, tc.want)
 		}
+	}
+}
+
+func TestIntendedAt(t *testing.T) {
+	start := time.Unix(1000, 0)
+	// 1,000 records/s: record i is due i ms after the start, however late earlier ones went out.
+	for _, tc := range []struct {
+		rate, i int
+		want    time.Duration
+	}{{1000, 0, 0}, {1000, 1, time.Millisecond}, {1000, 2500, 2500 * time.Millisecond}, {3, 1, time.Second / 3}, {3, 3, time.Second}} {
+		if got := intendedAt(start, tc.rate, tc.i).Sub(start); got != tc.want {
+			t.Errorf("intendedAt(rate %d, %d) = +%v, want +%v", tc.rate, tc.i, got, tc.want)
+		}
+	}
+}
+
+func TestStamp(t *testing.T) {
+	v := []byte("0123456789abcdef")
+	at := time.Unix(1700000000, 123456789)
+	s := stampValue(v, at)
+	if string(v) != "0123456789abcdef" {
+		t.Fatal("stampValue changed its input")
+	}
+	if len(s) != len(v) || string(s[8:]) != "89abcdef" {
+		t.Fatalf("stamped value %q keeps neither size nor tail", s)
+	}
+	if got, ok := stampOf(s); !ok || !got.Equal(at) {
+		t.Fatalf("stampOf = %v %v, want %v", got, ok, at)
+	}
+	if _, ok := stampOf([]byte("short")); ok {
+		t.Fatal("stampOf accepted a 5-byte value")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1000; i >= 1; i-- {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	sortDurations(d)
+	for _, tc := range []struct{ p, want float64 }{{0.5, 500}, {0.99, 990}, {0.999, 999}, {1, 1000}, {0, 1}} {
+		if got := percentile(d, tc.p); got != tc.want {
+			t.Errorf("percentile(%v) = %v ms, want %v", tc.p, got, tc.want)
+		}
+	}
+	if got := percentile(nil, 0.99); got != 0 {
+		t.Errorf("percentile of nothing = %v", got)
 	}
 }
