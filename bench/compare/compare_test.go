@@ -123,3 +123,18 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("percentile of nothing = %v", got)
 	}
 }
+
+func TestParseJavaEndToEnd(t *testing.T) {
+	out := "WARN x\nTopic \"t\" does not exist. Will create topic with 1 partition(s) and replication factor = 1\n" +
+		"Avg latency: 1.2345 ms\nPercentiles: 50th = 1, 99th = 4, 99.9th = 12\n"
+	got, err := parseJavaEndToEnd(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [3]float64{1, 4, 12}; got != want {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if _, err := parseJavaEndToEnd("Avg latency: 1.2 ms\n"); err == nil {
+		t.Fatal("no error for output without the percentile line")
+	}
+}

@@ -36,6 +36,16 @@ func measureCurves(ctx context.Context, t target, o options, record recordFn) er
 	}{{"p50", 0.50}, {"p99", 0.99}, {"p99.9", 0.999}} {
 		record(t.name, fmt.Sprintf("franz-go end-to-end latency at %d x 1 KB/s, acks=all, %s", e2eRate, q.name), "ms", "lower", percentile(lats, q.p))
 	}
+	if o.javaTools {
+		jn := max(1000, int(20_000*o.scale))
+		v, err := javaEndToEnd(t.bootstrap, "bench-e2e-java", jn, 1024)
+		if err != nil {
+			return err
+		}
+		for i, q := range []string{"p50", "p99", "p99.9"} {
+			record(t.name, "EndToEndLatency 1 KB, acks=all, one at a time, "+q, "ms", "lower", v[i])
+		}
+	}
 	n := max(2000, int(200_000*o.scale))
 	for _, parts := range curvePartitions {
 		topic := fmt.Sprintf("bench-curve-%d", parts)
