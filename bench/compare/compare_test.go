@@ -138,3 +138,22 @@ func TestParseJavaEndToEnd(t *testing.T) {
 		t.Fatal("no error for output without the percentile line")
 	}
 }
+
+func TestFillPlainControllerKafka(t *testing.T) {
+	base := clusterPrefix + "franz-go produce 1 KB records, 3 partitions"
+	m := map[string]map[string]float64{
+		base:                                 {"gregor": 50, "kafka": 20},
+		plainControllerMetric(base):          {"gregor": 55},
+		"only plain" + plainControllerSuffix: {"gregor": 1},
+	}
+	fillPlainControllerKafka(m)
+	if got := m[plainControllerMetric(base)]; got["kafka"] != 20 || got["gregor"] != 55 {
+		t.Fatalf("plain row = %v, want gregor 55 and the SSL row's kafka 20", got)
+	}
+	if got := m["only plain"+plainControllerSuffix]["kafka"]; got != 0 {
+		t.Fatalf("row without an SSL twin got kafka %v", got)
+	}
+	if got := m[base]; got["kafka"] != 20 || got["gregor"] != 50 {
+		t.Fatalf("SSL row changed: %v", got)
+	}
+}
