@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"testing"
 	"time"
@@ -155,5 +156,25 @@ func TestFillPlainControllerKafka(t *testing.T) {
 	}
 	if got := m[base]; got["kafka"] != 20 || got["gregor"] != 50 {
 		t.Fatalf("SSL row changed: %v", got)
+	}
+}
+
+func TestIdleConnHelpers(t *testing.T) {
+	req := apiVersionsV0()
+	if len(req) != 14 || binary.BigEndian.Uint32(req) != 10 || binary.BigEndian.Uint16(req[4:]) != 18 {
+		t.Fatalf("ApiVersions frame %x", req)
+	}
+	st := "Name:\tgregor\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n"
+	if got, err := statusKB(st, "VmRSS:"); err != nil || got != 100 {
+		t.Fatalf("VmRSS = %v %v, want 100 MiB", got, err)
+	}
+	if _, err := statusKB(st, "VmSwap:"); err == nil {
+		t.Fatal("no error for a missing line")
+	}
+	if got := perItemKB(10, 1000); got != 10.24 {
+		t.Fatalf("perItemKB(10 MiB, 1000) = %v, want 10.24 KB", got)
+	}
+	if got := idleConnSteps(options{full: true}); len(got) != 4 || got[3] != 10000 {
+		t.Fatalf("full steps %v", got)
 	}
 }

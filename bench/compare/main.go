@@ -65,6 +65,7 @@ type options struct {
 	cluster    bool
 	quick      bool
 	plainCtl   bool
+	full       bool
 }
 
 func main() {
@@ -77,10 +78,14 @@ func main() {
 	flag.BoolVar(&o.cluster, "cluster", true, "run the 3-node section (RF=3, min.insync.replicas=2, acks=all)")
 	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false")
 	flag.BoolVar(&o.plainCtl, "cluster-plaintext-controller", false, "also run the 3-node section on Gregor with a PLAINTEXT controller plane, beside its SSL one (the cost of TLS)")
+	flag.BoolVar(&o.full, "full", false, "also the heavy rows: 5,000 and 10,000 idle connections (and the PLAINTEXT controller plane rows)")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	flag.Parse()
 	if o.quick {
 		o.scale, o.repeat, o.javaTools, o.cluster, o.single = 0.02, 1, false, false, true
+	}
+	if o.full {
+		o.plainCtl = true
 	}
 	if o.repeat < 1 {
 		o.repeat = 1
@@ -130,6 +135,9 @@ func run(o options, outDir string) error {
 			targets = append(targets, plainControllerTarget(o))
 		}
 	}
+	if nofile, err := raiseNoFile(); err == nil {
+		fmt.Fprintf(os.Stderr, "compare: open-file limit %d\n", nofile)
+	}
 	lim, err := measureLimits(limitsDir(), o.scale)
 	if err != nil {
 		return err
@@ -176,6 +184,10 @@ func run(o options, outDir string) error {
 				record(t.name, "broker peak RSS", "MiB", "lower", rss)
 			} else {
 				fmt.Fprintf(os.Stderr, "compare: %s: peak RSS: %v\n", t.name, rerr)
+			}
+			// After the peak RSS row, so that the connections do not count in it.
+			if err == nil {
+				err = measureIdleConns(t, o, record)
 			}
 		}
 		t.stop()
