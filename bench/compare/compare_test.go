@@ -178,3 +178,25 @@ func TestIdleConnHelpers(t *testing.T) {
 		t.Fatalf("full steps %v", got)
 	}
 }
+
+func TestPartitionShares(t *testing.T) {
+	s := partitionShares(100, 50)
+	seen := map[int32]bool{}
+	for i, share := range s {
+		if len(share) != 2 {
+			t.Fatalf("consumer %d has %v, want 2 partitions", i, share)
+		}
+		for _, p := range share {
+			if seen[p] {
+				t.Fatalf("partition %d dealt twice", p)
+			}
+			seen[p] = true
+		}
+	}
+	if len(seen) != 100 {
+		t.Fatalf("%d partitions dealt, want 100", len(seen))
+	}
+	if s := partitionShares(3, 5); len(s[3]) != 0 || len(s[0]) != 1 {
+		t.Fatalf("3 over 5: %v", s)
+	}
+}

@@ -46,6 +46,9 @@ func measureCurves(ctx context.Context, t target, o options, record recordFn) er
 			record(t.name, "EndToEndLatency 1 KB, acks=all, one at a time, "+q, "ms", "lower", v[i])
 		}
 	}
+	if err := measureManyClients(ctx, t, o, record); err != nil {
+		return err
+	}
 	n := max(2000, int(200_000*o.scale))
 	for _, parts := range curvePartitions {
 		topic := fmt.Sprintf("bench-curve-%d", parts)
