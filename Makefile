@@ -151,7 +151,10 @@ bench-mirror: build
 	$(GO) run ./bench/mirror --gregor $(BIN) --mm2-version $(MM2_VERSION) $(BENCH_MIRROR_FLAGS)
 
 # Gregor vs Apache Kafka 4.4.0 on this machine (bench/compare: single node, then 3 nodes), then
-# the mirror benchmark. BENCH_COMPARE_FLAGS=--quick is a one-minute subset; see bench/RESULTS.md.
+# the mirror benchmark. BENCH_COMPARE_FLAGS=--quick is a short single-node subset; see bench/RESULTS.md.
+# The heavy rows are opt-in: --full adds 5,000 and 10,000 idle connections and Gregor's 3-node
+# section with a PLAINTEXT controller plane (--cluster-plaintext-controller alone runs only that);
+# --durability fsync reruns everything with fsync before every ack on both brokers.
 # Uses Kafka's and Gregor's fixed ports: run under flock /work/locks/ports.lock on a shared machine.
 bench-compare: build
 	KAFKA_VERSION=4.4.0 ./scripts/kafka-ref.sh fetch

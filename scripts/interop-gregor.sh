@@ -2,7 +2,7 @@
 # Starts and stops a throwaway Gregor broker, or a cluster of them, for the interop matrix and the
 # benchmarks.
 #
-#   scripts/interop-gregor.sh start [--nodes N] [--durability fsync|page_cache]
+#   scripts/interop-gregor.sh start [--nodes N] [--durability fsync|page_cache] [--controller-protocol SSL|PLAINTEXT]
 #                                  build bin/gregor, fresh data dirs, start N nodes (default 1)
 #   scripts/interop-gregor.sh stop  stop every node that was started (also when one has died)
 #   scripts/interop-gregor.sh pid   print node 1's process id
@@ -13,7 +13,8 @@
 # One node (the default) listens on 127.0.0.1:28092 (Kafka protocol, PLAINTEXT), 28094
 # (SASL_PLAINTEXT), 28093 (SSL), 28095 (SASL_SSL) and 127.0.0.1:28644 (HTTP), data in
 # .cache/gregor-run/data, log in .cache/gregor-run/gregor.log, pid in .cache/gregor-run/pid.
-# N nodes (--nodes 2..9) form one cluster, every node a controller voter and a broker; node K
+# N nodes (--nodes 2..9) form one cluster, every node a controller voter and a broker, with an SSL
+# controller plane unless --controller-protocol PLAINTEXT (bench/compare measures the cost of TLS); node K
 # listens on
 #   PLAINTEXT 28092+100(K-1)   SSL 28093+100(K-1)   SASL_PLAINTEXT 28094+100(K-1)
 #   SASL_SSL 28095+100(K-1)    controller (Raft) 28096+100(K-1)   HTTP 28644+(K-1)
@@ -56,9 +57,9 @@ node_dir() { if [[ "$1" == 1 ]]; then echo "$RUN"; else echo "$RUN/node$2"; fi; 
 
 in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# write_config N K DIR DURABILITY TLS VOTERS
+# write_config N K DIR DURABILITY TLS VOTERS CONTROLLER_PROTOCOL
 write_config() {
-	local nodes="$1" k="$2" dir="$3" durability="$4" tls="$5" voters="$6"
+	local nodes="$1" k="$2" dir="$3" durability="$4" tls="$5" voters="$6" cproto="${7:-SSL}"
 	local p s sa ss c h
 	read -r p s sa ss c h <<<"$(node_ports "$nodes" "$k")"
 	cat >"$dir/broker.toml" <<-EOF
@@ -110,9 +111,9 @@ write_config() {
 
 		[cluster]
 		voters = [$voters]
-		# Raft and the controller RPCs over TLS: every node presents the interop server certificate,
+		# Raft and the controller RPCs over TLS by default: every node presents the interop server certificate,
 		# whose principal is the controller plane's only super user.
-		controller_listener_protocol = "SSL"
+		controller_listener_protocol = "$cproto"
 		# A stop takes every node down at once; the last ones have nobody to hand leadership to.
 		controlled_shutdown_timeout_ms = 5000
 		EOF
@@ -130,15 +131,17 @@ write_config() {
 }
 
 start() {
-	local durability=fsync nodes=1
+	local durability=fsync nodes=1 cproto=SSL
 	while [[ $# -gt 0 ]]; do
 		case "$1" in
 		--durability) durability="$2"; shift 2 ;;
 		--nodes) nodes="$2"; shift 2 ;;
+		--controller-protocol) cproto="$2"; shift 2 ;;
 		*) die "start: unknown flag $1" ;;
 		esac
 	done
 	[[ "$nodes" =~ ^[1-9]$ ]] || die "start: --nodes must be 1 to 9, not $nodes"
+	[[ "$cproto" == SSL || "$cproto" == PLAINTEXT ]] || die "start: --controller-protocol must be SSL or PLAINTEXT, not $cproto"
 	stop >/dev/null 2>&1 || true
 	local k p s sa ss c h
 	# Another broker on a port would answer in our place and hide a failed start.
@@ -165,7 +168,7 @@ start() {
 	for ((k = 1; k <= nodes; k++)); do
 		local dir; dir="$(node_dir "$nodes" "$k")"
 		mkdir -p "$dir/data"
-		write_config "$nodes" "$k" "$dir" "$durability" "$tls" "$voters"
+		write_config "$nodes" "$k" "$dir" "$durability" "$tls" "$voters" "$cproto"
 		date +%s%N >"$dir/started_at"
 		nohup "$bin" serve --config "$dir/broker.toml" >"$dir/gregor.log" 2>&1 &
 		echo $! >"$dir/pid"

@@ -52,6 +52,8 @@ type target struct {
 	// cluster targets run the cluster section; pidFiles are their nodes'.
 	cluster  bool
 	pidFiles []string
+	// plainController: a Gregor cluster with a PLAINTEXT controller plane (see ctlplane.go).
+	plainController bool
 }
 
 type options struct {
@@ -62,6 +64,8 @@ type options struct {
 	single     bool
 	cluster    bool
 	quick      bool
+	plainCtl   bool
+	full       bool
 }
 
 func main() {
@@ -73,10 +77,15 @@ func main() {
 	flag.BoolVar(&o.single, "single", true, "run the single-node section")
 	flag.BoolVar(&o.cluster, "cluster", true, "run the 3-node section (RF=3, min.insync.replicas=2, acks=all)")
 	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false")
+	flag.BoolVar(&o.plainCtl, "cluster-plaintext-controller", false, "also run the 3-node section on Gregor with a PLAINTEXT controller plane, beside its SSL one (the cost of TLS)")
+	flag.BoolVar(&o.full, "full", false, "also the heavy rows: 5,000 and 10,000 idle connections (and the PLAINTEXT controller plane rows)")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	flag.Parse()
 	if o.quick {
 		o.scale, o.repeat, o.javaTools, o.cluster, o.single = 0.02, 1, false, false, true
+	}
+	if o.full {
+		o.plainCtl = true
 	}
 	if o.repeat < 1 {
 		o.repeat = 1
@@ -122,6 +131,12 @@ func run(o options, outDir string) error {
 	}
 	if o.cluster {
 		targets = append(targets, clusterTargets(o)...)
+		if o.plainCtl {
+			targets = append(targets, plainControllerTarget(o))
+		}
+	}
+	if nofile, err := raiseNoFile(); err == nil {
+		fmt.Fprintf(os.Stderr, "compare: open-file limit %d\n", nofile)
 	}
 	lim, err := measureLimits(limitsDir(), o.scale)
 	if err != nil {
@@ -152,6 +167,11 @@ func run(o options, outDir string) error {
 		}
 		var err error
 		if t.cluster {
+			record := record
+			if t.plainController {
+				rec := record
+				record = func(t, m, u, b string, v float64) { rec(t, plainControllerMetric(m), u, b, v) }
+			}
 			err = measureCluster(t, o, record)
 			if rss, rerr := sumPeakRSS(t.pidFiles); rerr == nil {
 				record(t.name, clusterPrefix+"peak RSS summed over the 3 brokers", "MiB", "lower", rss)
@@ -165,12 +185,17 @@ func run(o options, outDir string) error {
 			} else {
 				fmt.Fprintf(os.Stderr, "compare: %s: peak RSS: %v\n", t.name, rerr)
 			}
+			// After the peak RSS row, so that the connections do not count in it.
+			if err == nil {
+				err = measureIdleConns(t, o, record)
+			}
 		}
 		t.stop()
 		if err != nil {
 			return fmt.Errorf("compare: %s: %w", t.name, err)
 		}
 	}
+	fillPlainControllerKafka(measured)
 	var results []Result
 	for _, m := range order {
 		r := Result{Metric: m, Unit: units[m][0], Better: units[m][1], Gregor: measured[m]["gregor"], Kafka: measured[m]["kafka"], Note: notes[m],

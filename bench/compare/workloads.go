@@ -455,6 +455,9 @@ func measure(t target, o options, record recordFn, notes map[string]string) erro
 	if err := measureShare(ctx, t, scaled(200_000), record, notes); err != nil {
 		return err
 	}
+	if err := measureCurves(ctx, t, o, record); err != nil {
+		return err
+	}
 	if !o.javaTools {
 		return nil
 	}
