@@ -153,10 +153,10 @@ func describePartitions(im *controller.Image, t *controller.Topic, start, limit 
 		}
 		rp.Replicas = append([]int32{}, p.Replicas...)
 		rp.ISR = append([]int32{}, p.ISR...)
-		// Gregor keeps no eligible leader replicas (KIP-966); both lists
-		// are empty, as on a Kafka cluster without ELR.
-		rp.EligibleLeaderReplicas = []int32{}
-		rp.LastKnownELR = []int32{}
+		// The eligible leader replicas and last known leader (KIP-966) as
+		// the controller keeps them; empty lists when ELR is off, as Kafka.
+		rp.EligibleLeaderReplicas = append([]int32{}, p.ELR...)
+		rp.LastKnownELR = append([]int32{}, p.LastKnownELR...)
 		rp.OfflineReplicas = []int32{}
 		for _, id := range p.Replicas {
 			if b, ok := im.Brokers[id]; !ok || b.LogDirOffline {

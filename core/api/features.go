@@ -18,8 +18,8 @@ type feature struct {
 // implements: clients read transaction.version (KIP-890 part 2) and
 // group.version (KIP-848) from here, and share.version (KIP-932) at 1, as a
 // Kafka 4.4 cluster finalizes it: share consumers refuse a cluster without
-// it. eligible.leader.replicas.version is not reported: Gregor has no
-// eligible leader replicas.
+// it. eligible.leader.replicas.version (KIP-966) is finalized at the
+// configured level, 1 by default as on a new Kafka 4.4 cluster.
 func (b *Broker) features() []feature {
 	return []feature{
 		{name: "metadata.version", min: 7, max: 27, finalized: 27}, // 3.3-IV3 .. 4.1-IV1
@@ -28,6 +28,7 @@ func (b *Broker) features() []feature {
 		{name: "group.version", min: 0, max: 1, finalized: 1},
 		{name: "share.version", min: 0, max: 1, finalized: 1},
 		{name: "streams.version", min: 0, max: 1, finalized: 1}, // KIP-1071, GA in Kafka 4.2
+		{name: "eligible.leader.replicas.version", min: 0, max: 1, finalized: b.Config.Replication.EligibleLeaderReplicasVersion},
 	}
 }
 

@@ -19,9 +19,9 @@ func TestApiVersionsFeatures(t *testing.T) {
 		reqVer    int16
 		finalized map[string]int16 // nil: no feature fields at all
 	}{
-		{"tv2", 2, 4, map[string]int16{"metadata.version": 27, "transaction.version": 2, "group.version": 1, "share.version": 1, "streams.version": 1}},
-		{"tv0 leaves transaction.version out", 0, 4, map[string]int16{"metadata.version": 27, "group.version": 1, "share.version": 1, "streams.version": 1}},
-		{"tv1", 1, 3, map[string]int16{"metadata.version": 27, "transaction.version": 1, "group.version": 1, "share.version": 1, "streams.version": 1}},
+		{"tv2", 2, 4, map[string]int16{"metadata.version": 27, "transaction.version": 2, "group.version": 1, "share.version": 1, "streams.version": 1, "eligible.leader.replicas.version": 1}},
+		{"tv0 leaves transaction.version out", 0, 4, map[string]int16{"metadata.version": 27, "group.version": 1, "share.version": 1, "streams.version": 1, "eligible.leader.replicas.version": 1}},
+		{"tv1", 1, 3, map[string]int16{"metadata.version": 27, "transaction.version": 1, "group.version": 1, "share.version": 1, "streams.version": 1, "eligible.leader.replicas.version": 1}},
 		{"v2 has no features", 2, 2, nil},
 	}
 	for _, tc := range tests {
@@ -52,7 +52,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 				supported[f.Name] = [2]int16{f.MinVersion, f.MaxVersion}
 			}
 			for name, want := range map[string][2]int16{"metadata.version": {7, 27}, "kraft.version": {0, 1},
-				"transaction.version": {0, 2}, "group.version": {0, 1}, "share.version": {0, 1}, "streams.version": {0, 1}} {
+				"transaction.version": {0, 2}, "group.version": {0, 1}, "share.version": {0, 1}, "streams.version": {0, 1}, "eligible.leader.replicas.version": {0, 1}} {
 				if supported[name] != want {
 					t.Errorf("supported %s = %v, want %v", name, supported[name], want)
 				}

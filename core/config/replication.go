@@ -31,6 +31,12 @@ type Replication struct {
 	// replication-offset-checkpoint (replica.high.watermark.checkpoint.interval.ms);
 	// it is also written at shutdown.
 	ReplicaHighWatermarkCheckpointIntervalMs int64 `toml:"replica_high_watermark_checkpoint_interval_ms"`
+	// EligibleLeaderReplicasVersion is the eligible.leader.replicas.version
+	// feature level (KIP-966): 1, Kafka 4.4's level for a new cluster, keeps
+	// the caught-up replicas that leave an ISR below min.insync.replicas as
+	// eligible leaders; 0 turns that off. Every node of a cluster must set
+	// the same level.
+	EligibleLeaderReplicasVersion int16 `toml:"eligible_leader_replicas_version"`
 }
 
 // maxReplicaFetchBytes bounds the fetch sizes: a follower holds a whole
@@ -46,6 +52,7 @@ func defaultReplication() Replication {
 		ReplicaFetchWaitMaxMs:                    500,
 		ReplicaFetchBackoffMs:                    1000,
 		ReplicaHighWatermarkCheckpointIntervalMs: 5000,
+		EligibleLeaderReplicasVersion:            1,
 	}
 }
 
@@ -70,6 +77,8 @@ func (r *Replication) validate(bad func(key, format string, args ...any) error) 
 	case r.ReplicaHighWatermarkCheckpointIntervalMs < 1:
 		return bad("replication.replica_high_watermark_checkpoint_interval_ms", "%d is below 1",
 			r.ReplicaHighWatermarkCheckpointIntervalMs)
+	case r.EligibleLeaderReplicasVersion < 0 || r.EligibleLeaderReplicasVersion > 1:
+		return bad("replication.eligible_leader_replicas_version", "%d is not 0 or 1", r.EligibleLeaderReplicasVersion)
 	}
 	return nil
 }

@@ -325,9 +325,10 @@ func (c *Controller) planBrokerLoss(im *Image, id int32) []record {
 				continue
 			}
 			ch := newChange(t, p.Index)
-			ch.removeFromISR(id)
-			if ch.p.Leader == id {
-				ch.elect(im, c.uncleanAllowed(im, t.Name))
+			pol := c.elrPolicyFor(im, t.Name)
+			ch.removeFromISRWithELR(pol, id, false)
+			if ch.p.Leader == id || len(ch.p.ISR) == 0 {
+				ch.electWithELR(im, pol, c.uncleanAllowed(im, t.Name), *p)
 			}
 			if r := ch.record(); r != nil {
 				out = append(out, r)
@@ -347,7 +348,7 @@ func (c *Controller) planElections(im *Image) []record {
 				continue // led by a registered broker (a fenced leader waits for its unfence)
 			}
 			ch := newChange(t, p.Index)
-			if ch.elect(im, c.uncleanAllowed(im, t.Name)) {
+			if ch.electWithELR(im, c.elrPolicyFor(im, t.Name), c.uncleanAllowed(im, t.Name), *p) {
 				if r := ch.record(); r != nil {
 					out = append(out, r)
 				}

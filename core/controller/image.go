@@ -96,6 +96,12 @@ type Partition struct {
 	// being removed.
 	AddingReplicas   []int32 `json:"adding,omitempty"`
 	RemovingReplicas []int32 `json:"removing,omitempty"`
+	// ELR are the eligible leader replicas (KIP-966): caught-up replicas
+	// that left an ISR smaller than min.insync.replicas and may still be
+	// elected cleanly once the ISR is empty. LastKnownELR is the last
+	// leader of a partition whose ISR became empty.
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // Reassigning reports whether a reassignment of the partition is in

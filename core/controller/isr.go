@@ -48,7 +48,7 @@ func (c *Controller) alterPartition(ctx context.Context, req AlterPartitionReque
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	im := c.Image()
-	ch, err := planAlterPartition(im, req)
+	ch, err := planAlterPartition(im, req, c.elrPolicyFor(im, req.Topic))
 	if err != nil {
 		return Partition{}, err
 	}
@@ -68,12 +68,13 @@ func (c *Controller) alterPartition(ctx context.Context, req AlterPartitionReque
 func clonePartition(p Partition) Partition {
 	p.Replicas, p.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
 	p.AddingReplicas, p.RemovingReplicas = slices.Clone(p.AddingReplicas), slices.Clone(p.RemovingReplicas)
+	p.ELR, p.LastKnownELR = slices.Clone(p.ELR), slices.Clone(p.LastKnownELR)
 	return p
 }
 
 // planAlterPartition validates req against im as Kafka's controller does
 // and returns the change.
-func planAlterPartition(im *Image, req AlterPartitionRequest) (*change, error) {
+func planAlterPartition(im *Image, req AlterPartitionRequest, pol elrPolicy) (*change, error) {
 	where := fmt.Sprintf("controller: topic %q partition %d", req.Topic, req.Partition)
 	t, ok := im.Topic(req.Topic)
 	if !ok || req.Partition < 0 || int(req.Partition) >= len(t.Partitions) {
@@ -115,5 +116,6 @@ func planAlterPartition(im *Image, req AlterPartitionRequest) (*change, error) {
 	ch := newChange(t, req.Partition)
 	ch.p.ISR = slices.Clone(req.ISR)
 	ch.completeReassignment(im)
+	ch.updateELR(pol, p.ISR)
 	return ch, nil
 }

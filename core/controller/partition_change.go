@@ -27,6 +27,8 @@ type partitionChangeRecord struct {
 	Replicas       []int32   `json:"replicas"`
 	Adding         []int32   `json:"adding,omitempty"`
 	Removing       []int32   `json:"removing,omitempty"`
+	ELR            []int32   `json:"elr,omitempty"`
+	LastKnownELR   []int32   `json:"last_known_elr,omitempty"`
 }
 
 func (*partitionChangeRecord) kind() string { return typePartitionChange }
@@ -53,6 +55,8 @@ func (r *partitionChangeRecord) apply(b *builder, _ uint64) error {
 		ISR:              slices.Clone(r.ISR),
 		AddingReplicas:   slices.Clone(r.Adding),
 		RemovingReplicas: slices.Clone(r.Removing),
+		ELR:              slices.Clone(r.ELR),
+		LastKnownELR:     slices.Clone(r.LastKnownELR),
 	}
 	if err := checkPartitionState(t.Name, &next); err != nil {
 		return err
@@ -97,6 +101,14 @@ func checkPartitionState(topic string, p *Partition) error {
 		if !slices.Contains(p.Replicas, id) {
 			return bad("ISR member %d is not a replica", id)
 		}
+	}
+	for _, id := range p.ELR {
+		if !slices.Contains(p.Replicas, id) || slices.Contains(p.ISR, id) {
+			return bad("eligible leader replica %d is not a replica outside the ISR", id)
+		}
+	}
+	if dupOf(p.ELR) >= 0 {
+		return bad("eligible leader replica %d is listed twice", dupOf(p.ELR))
 	}
 	if p.Leader >= 0 && !slices.Contains(p.ISR, p.Leader) {
 		return bad("leader %d is not in the ISR %v", p.Leader, p.ISR)
@@ -166,20 +178,24 @@ func newChange(t *Topic, index int32) *change {
 	p := t.Partitions[index]
 	p.Replicas, p.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
 	p.AddingReplicas, p.RemovingReplicas = slices.Clone(p.AddingReplicas), slices.Clone(p.RemovingReplicas)
+	p.ELR, p.LastKnownELR = slices.Clone(p.ELR), slices.Clone(p.LastKnownELR)
 	return &change{topic: t, p: p}
 }
 
 // record returns the change as a record, or nil if nothing changed.
 func (c *change) record() *partitionChangeRecord {
 	old := c.topic.Partitions[c.p.Index]
+	c.pruneELR()
 	if old.Leader == c.p.Leader && slices.Equal(old.ISR, c.p.ISR) && slices.Equal(old.Replicas, c.p.Replicas) &&
-		slices.Equal(old.AddingReplicas, c.p.AddingReplicas) && slices.Equal(old.RemovingReplicas, c.p.RemovingReplicas) {
+		slices.Equal(old.AddingReplicas, c.p.AddingReplicas) && slices.Equal(old.RemovingReplicas, c.p.RemovingReplicas) &&
+		slices.Equal(old.ELR, c.p.ELR) && slices.Equal(old.LastKnownELR, c.p.LastKnownELR) {
 		return nil
 	}
 	return &partitionChangeRecord{
 		TopicID: c.topic.ID, Partition: c.p.Index, PartitionEpoch: old.PartitionEpoch,
 		Leader: c.p.Leader, ISR: c.p.ISR, Replicas: c.p.Replicas,
 		Adding: c.p.AddingReplicas, Removing: c.p.RemovingReplicas,
+		ELR: c.p.ELR, LastKnownELR: c.p.LastKnownELR,
 	}
 }
 
