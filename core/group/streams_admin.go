@@ -37,7 +37,7 @@ type StreamsGroupDescription struct {
 	// Description is what a member sent with
 	// StreamsGroupTopologyDescriptionUpdate for TopologyEpoch, or nil.
 	Description any
-	Members       []StreamsMemberDescription
+	Members     []StreamsMemberDescription
 }
 
 // StreamsAssignor is the name of the task assignor of streams groups.
