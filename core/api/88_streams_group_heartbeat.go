@@ -17,8 +17,8 @@ import (
 )
 
 // StreamsGroupHeartbeat v0-1 (KIP-1071); v1 carries the acceptable recovery
-// lag as an int64 and asks for topology descriptions, which Gregor does not
-// store (it never sets TopologyDescriptionRequired).
+// lag as an int64 and sets TopologyDescriptionRequired while the group has
+// no topology description for its topology epoch.
 func init() {
 	reg(88, 0, 1, (*Broker).handleStreamsGroupHeartbeat)
 }
@@ -77,6 +77,7 @@ func (b *Broker) handleStreamsGroupHeartbeat(r *protocol.Request) protocol.Reply
 		resp.ActiveTasks, resp.StandbyTasks, resp.WarmupTasks = kmsgTaskIDs(res.Active), kmsgTaskIDs(res.Standby), kmsgTaskIDs(res.Warmup)
 	}
 	resp.EndpointInformationEpoch = res.EndpointEpoch
+	resp.TopologyDescriptionRequired = res.DescriptionRequired
 	if res.PartitionsByEndpoint != nil {
 		resp.PartitionsByUserEndpoint = []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint{}
 		for _, ep := range res.PartitionsByEndpoint {

@@ -20,6 +20,7 @@ func init() { reg(89, 0, 1, (*Broker).handleStreamsGroupDescribe) }
 const (
 	topologyDescriptionNotRequested = 0
 	topologyDescriptionNotStored    = 1
+	topologyDescriptionStored       = 2
 )
 
 func (b *Broker) handleStreamsGroupDescribe(r *protocol.Request) protocol.Reply {
@@ -67,6 +68,10 @@ func (b *Broker) handleStreamsGroupDescribe(r *protocol.Request) protocol.Reply 
 		sg.TopologyDescriptionStatus = topologyDescriptionNotRequested
 		if req.IncludeTopologyDescription {
 			sg.TopologyDescriptionStatus = topologyDescriptionNotStored
+			if td, ok := d.Description.(kmsg.TopologyDescription); ok {
+				sg.TopologyDescriptionStatus = topologyDescriptionStored
+				sg.TopologyDescription = &kmsg.StreamsGroupDescribeResponseGroupTopologyDescription{Subtopologies: td.Subtopologies, GlobalStores: td.GlobalStores}
+			}
 		}
 		if d.HasTopology {
 			topo := kmsg.NewStreamsGroupDescribeResponseGroupTopology()

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"bytes"
 	"sort"
 	"time"
 )
@@ -41,33 +40,14 @@ func (s *shard) persistConsumer(g *group, m *consumerMember) error {
 		put(keyConsumerGroupTargetMember, o.id, encodeTargetMember(idPartitions(setOf(cg.target[o.id]), topics)))
 		put(keyConsumerGroupCurrentAssignment, o.id, encodeCurrentAssignment(o.currentValue(topics)))
 	}
-	var recs []kv
-	for k, v := range desired {
-		if old, ok := cg.persisted[k]; !ok || !bytes.Equal(old, v) {
-			recs = append(recs, kv{key: []byte(k), value: v})
-		}
-	}
-	if all {
-		for k := range cg.persisted {
-			if _, ok := desired[k]; !ok {
-				recs = append(recs, kv{key: []byte(k)})
-			}
-		}
-	}
-	sort.Slice(recs, func(i, j int) bool { return bytes.Compare(recs[i].key, recs[j].key) < 0 })
+	recs := recordChanges(cg.persisted, desired, all)
 	if cg.tombstoneClassic {
 		recs = append(recs, kv{key: encodeGroupKey(g.id)})
 	}
 	if err := s.write(recs); err != nil {
 		return err
 	}
-	for _, r := range recs {
-		if r.value == nil {
-			delete(cg.persisted, string(r.key))
-		} else if isConsumerKey(int16(r.key[0])<<8 | int16(r.key[1])) {
-			cg.persisted[string(r.key)] = r.value
-		}
-	}
+	recordsWritten(cg.persisted, recs, func(key []byte) bool { return isConsumerKey(int16(key[0])<<8 | int16(key[1])) })
 	cg.allDirty, cg.tombstoneClassic = false, false
 	return nil
 }
@@ -84,12 +64,7 @@ func (g *group) memberTombstones() []kv {
 	default:
 		return nil
 	}
-	out := make([]kv, 0, len(persisted))
-	for k := range persisted {
-		out = append(out, kv{key: []byte(k)})
-	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].key, out[j].key) < 0 })
-	return out
+	return recordTombstones(persisted)
 }
 
 // partitionMetadata lists the topics the members subscribe to that exist.
@@ -125,17 +100,8 @@ func (m *consumerMember) metadataValue() memberMetadataValue {
 // that left for a moment is written with Kafka's epoch -2; its epoch goes
 // into the previous epoch, from where it is restored.
 func (m *consumerMember) currentValue(topics map[string]TopicInfo) currentAssignmentValue {
-	v := currentAssignmentValue{epoch: m.epoch, previousEpoch: m.previousEpoch, state: kafkaStateStable,
-		assigned: idPartitions(m.assigned, topics), revoking: idPartitions(m.revoking, topics)}
-	switch m.state {
-	case memberUnrevoked:
-		v.state = kafkaStateUnrevoked
-	case memberUnreleased:
-		v.state = kafkaStateUnreleased
-	}
-	if m.departed {
-		v.epoch, v.previousEpoch = epochStaticLeave, m.epoch
-	}
+	v := currentAssignmentValue{assigned: idPartitions(m.assigned, topics), revoking: idPartitions(m.revoking, topics)}
+	v.epoch, v.previousEpoch, v.state = storedMember(m.epoch, m.previousEpoch, m.departed, m.state)
 	return v
 }
 
@@ -190,11 +156,7 @@ func (s *shard) restoreConsumer(g *group, recs map[string][]byte, now time.Time)
 	found := false
 	metas := map[string]memberMetadataValue{}
 	currents := map[string]currentAssignmentValue{}
-	for key, value := range recs {
-		k, err := decodeKey([]byte(key))
-		if err != nil || k.kind != kindConsumer {
-			continue
-		}
+	s.replayRecords(g, "consumer", kindConsumer, recs, cg.persisted, func(k recordKey, value []byte) error {
 		var derr error
 		switch k.version {
 		case keyConsumerGroupMetadata:
@@ -220,12 +182,8 @@ func (s *shard) restoreConsumer(g *group, recs map[string][]byte, now time.Time)
 				currents[k.member] = v
 			}
 		}
-		if derr != nil {
-			s.c.log.Error("skipping a consumer group record", "group", g.id, "member", k.member, "err", derr)
-			continue
-		}
-		cg.persisted[key] = value
-	}
+		return derr
+	})
 	if !found {
 		return nil
 	}
@@ -238,17 +196,8 @@ func (s *shard) restoreConsumer(g *group, recs map[string][]byte, now time.Time)
 			m.assignor = *md.assignor
 		}
 		if cur, ok := currents[id]; ok {
-			m.epoch, m.previousEpoch = cur.epoch, cur.previousEpoch
-			if cur.epoch == epochStaticLeave {
-				m.departed, m.epoch = true, cur.previousEpoch
-			}
+			m.epoch, m.previousEpoch, m.departed, m.state = restoredMember(cur.epoch, cur.previousEpoch, cur.state)
 			m.assigned, m.revoking = namedPartitions(cur.assigned, names), namedPartitions(cur.revoking, names)
-			switch cur.state {
-			case kafkaStateUnrevoked:
-				m.state = memberUnrevoked
-			case kafkaStateUnreleased:
-				m.state = memberUnreleased
-			}
 		}
 		cg.members[id] = m
 		if m.instanceID != nil {

@@ -41,6 +41,10 @@ type streamsGroup struct {
 	// since they were last written.
 	persisted map[string][]byte
 	allDirty  bool
+	// description is the topology description a member sent for
+	// descriptionEpoch (streams_description.go); in memory only.
+	description      any
+	descriptionEpoch int32
 }
 
 // streamsMember is a member of a streams group.

@@ -34,7 +34,10 @@ type StreamsGroupDescription struct {
 	TopologyEpoch int32
 	Subtopologies []StreamsSubtopology
 	HasTopology   bool
-	Members       []StreamsMemberDescription
+	// Description is what a member sent with
+	// StreamsGroupTopologyDescriptionUpdate for TopologyEpoch, or nil.
+	Description any
+	Members     []StreamsMemberDescription
 }
 
 // StreamsAssignor is the name of the task assignor of streams groups.
@@ -59,6 +62,7 @@ func (c *Coordinator) DescribeStreamsGroup(id string) (StreamsGroupDescription, 
 	d := StreamsGroupDescription{Group: id, State: sg.state(), Epoch: sg.epoch, AssignmentEpoch: sg.assignmentEpoch}
 	if sg.topology != nil {
 		d.HasTopology, d.TopologyEpoch = true, sg.topology.Epoch
+		d.Description = sg.describedTopology()
 		if sg.configured.ready() {
 			d.Subtopologies = sg.describedSubtopologies()
 		}

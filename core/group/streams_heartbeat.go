@@ -65,6 +65,10 @@ type StreamsHeartbeatResponse struct {
 	EndpointEpoch         int32
 	PartitionsByEndpoint  []StreamsEndpointPartitions
 	Create                []StreamsTopicInfo
+	// DescriptionRequired asks the member for the group's topology
+	// description (StreamsGroupTopologyDescriptionUpdate, KIP-1331): the
+	// coordinator has none for the group's topology epoch.
+	DescriptionRequired bool
 }
 
 func validateStreamsHeartbeat(req *StreamsHeartbeatRequest) error {
@@ -239,6 +243,7 @@ func (c *Coordinator) StreamsHeartbeat(req StreamsHeartbeatRequest) StreamsHeart
 		m.lastSent = &sent
 	}
 	resp.EndpointEpoch = sg.endpointEpoch
+	resp.DescriptionRequired = sg.topology != nil && sg.describedTopology() == nil
 	if req.EndpointEpoch != sg.endpointEpoch || m.needEndpoints {
 		resp.PartitionsByEndpoint = sg.partitionsByEndpoint()
 		m.needEndpoints = false

@@ -1,16 +1,12 @@
 package group
 
-import (
-	"bytes"
-	"sort"
-	"time"
-)
+import "time"
 
 // A streams group's state is written to __consumer_offsets as the records
-// of streams_records.go, as consumer_persist.go does for consumer groups:
-// the group remembers what its records say (persisted), writes those whose
-// value changed after each change, and tombstones those that no longer
-// apply. After a restart or a move of the coordinator the members carry on
+// of streams_records.go, by the mechanism consumer groups share
+// (persist.go): the group remembers what its records say (persisted),
+// writes those whose value changed after each change, and tombstones those
+// that no longer apply. After a restart or a move of the coordinator the members carry on
 // at their epochs with their tasks.
 
 // persistStreams writes what changed in a streams group: the group-level
@@ -46,30 +42,11 @@ func (s *shard) persistStreams(g *group, m *streamsMember) error {
 		put(keyStreamsGroupTargetMember, o.id, encodeStreamsTarget(t))
 		put(keyStreamsGroupCurrentAssignment, o.id, encodeStreamsCurrent(o.currentValue()))
 	}
-	var recs []kv
-	for k, v := range desired {
-		if old, ok := sg.persisted[k]; !ok || !bytes.Equal(old, v) {
-			recs = append(recs, kv{key: []byte(k), value: v})
-		}
-	}
-	if all {
-		for k := range sg.persisted {
-			if _, ok := desired[k]; !ok {
-				recs = append(recs, kv{key: []byte(k)})
-			}
-		}
-	}
-	sort.Slice(recs, func(i, j int) bool { return bytes.Compare(recs[i].key, recs[j].key) < 0 })
+	recs := recordChanges(sg.persisted, desired, all)
 	if err := s.write(recs); err != nil {
 		return err
 	}
-	for _, r := range recs {
-		if r.value == nil {
-			delete(sg.persisted, string(r.key))
-		} else {
-			sg.persisted[string(r.key)] = r.value
-		}
-	}
+	recordsWritten(sg.persisted, recs, nil)
 	sg.allDirty = false
 	return nil
 }
@@ -92,17 +69,8 @@ func (m *streamsMember) metadataValue() streamsMemberValue {
 // that left for a moment is written with epoch -2 and its epoch as the
 // previous one, as for consumer groups.
 func (m *streamsMember) currentValue() streamsCurrentValue {
-	v := streamsCurrentValue{epoch: m.epoch, previousEpoch: m.previousEpoch, state: kafkaStateStable,
-		assigned: m.assigned, revoking: m.revoking}
-	switch m.state {
-	case memberUnrevoked:
-		v.state = kafkaStateUnrevoked
-	case memberUnreleased:
-		v.state = kafkaStateUnreleased
-	}
-	if m.departed {
-		v.epoch, v.previousEpoch = epochStaticLeave, m.epoch
-	}
+	v := streamsCurrentValue{assigned: m.assigned, revoking: m.revoking}
+	v.epoch, v.previousEpoch, v.state = storedMember(m.epoch, m.previousEpoch, m.departed, m.state)
 	return v
 }
 
@@ -118,11 +86,7 @@ func (s *shard) restoreStreams(g *group, recs map[string][]byte, now time.Time) 
 	found := false
 	metas := map[string]streamsMemberValue{}
 	currents := map[string]streamsCurrentValue{}
-	for key, value := range recs {
-		k, err := decodeKey([]byte(key))
-		if err != nil || k.kind != kindStreams {
-			continue
-		}
+	s.replayRecords(g, "streams", kindStreams, recs, sg.persisted, func(k recordKey, value []byte) error {
 		var derr error
 		switch k.version {
 		case keyStreamsGroupMetadata:
@@ -153,12 +117,8 @@ func (s *shard) restoreStreams(g *group, recs map[string][]byte, now time.Time) 
 			// Records Gregor does not write are kept, to be tombstoned
 			// with the group.
 		}
-		if derr != nil {
-			s.c.log.Error("skipping a streams group record", "group", g.id, "member", k.member, "err", derr)
-			continue
-		}
-		sg.persisted[key] = value
-	}
+		return derr
+	})
 	if !found {
 		return nil
 	}
@@ -168,17 +128,8 @@ func (s *shard) restoreStreams(g *group, recs map[string][]byte, now time.Time) 
 			topologyEpoch: md.topologyEpoch, rebalanceTimeout: time.Duration(md.rebalanceTimeoutMs) * time.Millisecond,
 			assigned: newStreamsTasks(), revoking: newStreamsTasks(), needEndpoints: true}
 		if cur, ok := currents[id]; ok {
-			m.epoch, m.previousEpoch = cur.epoch, cur.previousEpoch
-			if cur.epoch == epochStaticLeave {
-				m.departed, m.epoch = true, cur.previousEpoch
-			}
+			m.epoch, m.previousEpoch, m.departed, m.state = restoredMember(cur.epoch, cur.previousEpoch, cur.state)
 			m.assigned, m.revoking = cur.assigned, cur.revoking
-			switch cur.state {
-			case kafkaStateUnrevoked:
-				m.state = memberUnrevoked
-			case kafkaStateUnreleased:
-				m.state = memberUnreleased
-			}
 		}
 		sg.members[id] = m
 		if m.instanceID != nil {
