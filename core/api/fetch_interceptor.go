@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/extension"
+	"github.com/gregorbroker/gregor/core/protocol"
+)
+
+// fetchInterceptor is the fetch interceptor topic configures
+// (gregor.interceptor.fetch), nil for none; a consumer's records from such
+// a topic are read into the response (never spliced) and passed through
+// it. A name broker.toml does not declare comes back as an error: the
+// partition then answers an error rather than unmasked records. Follower
+// fetches never come here (handleReplicaFetch).
+func (b *Broker) fetchInterceptor(topic string) (*extension.Interceptor, error) {
+	if b.Extensions == nil {
+		return nil, nil
+	}
+	configs := b.Controller.Image().Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}]
+	if _, ok := configs[extension.ConfigInterceptFetch]; !ok {
+		return nil, nil
+	}
+	return b.Extensions.TopicFetchInterceptor(configs)
+}
+
+// interceptFetched passes a consumer's records of one partition through
+// ic with the connection's principal. A failure (the interceptor failed
+// under on_error = reject, or the stored batches do not decode) is
+// UNKNOWN_SERVER_ERROR for the partition: the records cannot be given out
+// as the topic requires, and Kafka consumers (Java, franz-go, librdkafka)
+// log that code and fetch the partition again rather than give up on it,
+// which fits a module that times out or traps now and then; nothing of
+// the partition's records is returned with it.
+func (b *Broker) interceptFetched(r *protocol.Request, ic *extension.Interceptor, topic string, partition int32, records []byte) ([]byte, int16) {
+	if len(records) == 0 {
+		return records, 0
+	}
+	out, err := extension.InterceptFetched(context.Background(), ic, records, topic, partition, principalOf(r), int(b.Config.Limits.MaxRequestBytes))
+	if err != nil {
+		b.Logger.Warn("fetch interceptor: records withheld", "topic", topic, "partition", partition, "interceptor", ic.Name, "err", err)
+		return nil, kerr.UnknownServerError.Code
+	}
+	return out, 0
+}
