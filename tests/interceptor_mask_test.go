@@ -1,0 +1,147 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/hooks/hookstest"
+)
+
+// TestInterceptorMaskPerPrincipal consumes a topic whose fetch interceptor
+// is examples/interceptor-mask as two SASL/PLAIN principals: bob gets the
+// configured fields masked and the values that cannot be masked dropped,
+// their offsets left as gaps he moves past (also at the end of the log);
+// alice, allow-listed, gets every record as produced; a follower's fetch
+// goes down the follower path; DescribeConfigs lists gregor.interceptor.fetch.
+func TestInterceptorMaskPerPrincipal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a WebAssembly module")
+	}
+	wasm := hookstest.BuildGo(t, "../examples/interceptor-mask")
+	secure := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	b := startExtBroker(t, fmt.Sprintf(`[[listeners.extra]]
+name = "SECURE"
+address = %q
+protocol = "SASL_PLAINTEXT"
+
+[security]
+sasl_mechanisms = ["PLAIN"]
+
+[extensions.pii-mask]
+kind = "interceptor"
+wasm = %q
+
+[extensions.pii-mask.config]
+fields = ["ssn", "card.number"]
+allow = ["User:alice"]
+`, secure, wasm))
+	createSCRAMUsers(t, b.Kafka, map[string]string{"alice": "a-pw", "bob": "b-pw"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const topic = "customers"
+	ic := "pii-mask"
+	createTopic(t, b.Kafka, topic, 1, map[string]*string{"gregor.interceptor.fetch": &ic})
+
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	stored := []string{
+		`{"name":"Ada","ssn":"123-45"}`,
+		`plain text`, // not JSON: dropped for bob
+		`{"card":{"number":"4111","exp":"12/30"},"name":"Bo"}`,
+		`also not json`, // dropped, and then the last batch of the log
+	}
+	for _, v := range stored { // one batch each
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consume := func(user, pw string, n int) []*kgo.Record {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(secure), kgo.SASL(saslMechanisms(user, pw)["PLAIN"]),
+			kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		var got []*kgo.Record
+		for len(got) < n {
+			fs := cl.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("%s consumed %d of %d records", user, len(got), n)
+			}
+			fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("%s: %v", user, err) })
+			got = append(got, fs.Records()...)
+		}
+		return got
+	}
+	describe := func(rs []*kgo.Record) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, fmt.Sprintf("%d %s", r.Offset, r.Value))
+		}
+		return strings.Join(s, "|")
+	}
+	if got, want := describe(consume("alice", "a-pw", 4)), "0 "+stored[0]+"|1 "+stored[1]+"|2 "+stored[2]+"|3 "+stored[3]; got != want {
+		t.Fatalf("alice got %s\nwant %s", got, want)
+	}
+	// A record after the dropped tail: bob's consumer moved past offset 3.
+	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(`{"ssn":"999","name":"Cy"}`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	want := `0 {"name":"Ada","ssn":"****"}|2 {"card":{"exp":"12/30","number":"****"},"name":"Bo"}|4 {"name":"Cy","ssn":"****"}`
+	if got := describe(consume("bob", "b-pw", 3)); got != want {
+		t.Fatalf("bob got %s\nwant %s", got, want)
+	}
+
+	// A fetch with a replica id goes down the follower path, which never
+	// intercepts: on this single broker no follower 7 is known, so it
+	// answers REPLICA_NOT_AVAILABLE where a consumer's fetch is masked.
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = 7, 7, -1
+	req.MaxBytes, req.MaxWaitMillis, req.SessionEpoch = 1<<20, 0, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	topics, err := newAdmin(t, b.Kafka).ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.TopicID = topics[topic].ID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = 1<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, prod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.ReplicaNotAvailable.Code {
+		t.Fatalf("follower fetch: %+v, want the follower path's REPLICA_NOT_AVAILABLE", resp)
+	}
+
+	rc, err := newAdmin(t, b.Kafka).DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rc.On(topic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range cfg.Configs {
+		if c.Key == "gregor.interceptor.fetch" {
+			found = c.MaybeValue() == "pii-mask"
+		}
+	}
+	if !found {
+		t.Fatalf("DescribeConfigs does not list gregor.interceptor.fetch=pii-mask: %+v", cfg.Configs)
+	}
+}
