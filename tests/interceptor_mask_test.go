@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/record"
 	"github.com/gregorbroker/gregor/hooks/hookstest"
 )
 
@@ -143,5 +144,55 @@ allow = ["User:alice"]
 	}
 	if !found {
 		t.Fatalf("DescribeConfigs does not list gregor.interceptor.fetch=pii-mask: %+v", cfg.Configs)
+	}
+}
+
+// TestInterceptorMaskShareFetch: a share consumer (anonymous, so not
+// allow-listed) gets masked values from ShareFetch, and the acquired
+// ranges still cover the offset of the record the module dropped.
+func TestInterceptorMaskShareFetch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a WebAssembly module")
+	}
+	wasm := hookstest.BuildGo(t, "../examples/interceptor-mask")
+	b := startExtBroker(t, fmt.Sprintf(`[groups]
+group_initial_rebalance_delay_ms = 0
+
+[extensions.pii-mask]
+kind = "interceptor"
+wasm = %q
+
+[extensions.pii-mask.config]
+fields = ["ssn"]
+`, wasm))
+	topic, group := "share-masked", "sg-masked"
+	ic := "pii-mask"
+	createTopic(t, b.Kafka, topic, 1, map[string]*string{"gregor.interceptor.fetch": &ic})
+	shareEarliest(t, b.Kafka, group)
+	for _, v := range []string{`{"ssn":"1"}`, `not json`, `{"ssn":"3"}`} {
+		produceValues(t, b.Kafka, topic, v) // one batch each
+	}
+	m := newRawShareMember(t, b.Kafka, group, "m1")
+	m.join(topic)
+	p := m.fetch(topicID(t, b.Kafka, topic), 0, 5*time.Second)
+	if p.ErrorCode != 0 {
+		t.Fatalf("ShareFetch: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	if got := acquiredOffsets(p); len(got) != 3 {
+		t.Fatalf("acquired %v, want offsets 0..2", got)
+	}
+	var got []string
+	it := record.Batches(p.Records)
+	for it.Next() {
+		h := it.Header()
+		if err := record.Records(it.Batch(), 1<<20, func(r record.Record) error {
+			got = append(got, fmt.Sprintf("%d %s", h.BaseOffset+int64(r.OffsetDelta), r.Value))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := strings.Join(got, "|"); s != `0 {"ssn":"****"}|2 {"ssn":"****"}` {
+		t.Fatalf("share consumer got %s", s)
 	}
 }

@@ -46,3 +46,23 @@ func (b *Broker) interceptFetched(r *protocol.Request, ic *extension.Interceptor
 	}
 	return out, 0
 }
+
+// interceptShareFetched passes a share consumer's acquired records of
+// topic through the topic's fetch interceptor, as for Fetch; records it
+// drops leave gaps in the acquired ranges, as compaction's do. It returns
+// the partition's error code (0: *records is what to send).
+func (b *Broker) interceptShareFetched(r *protocol.Request, topic string, partition int32, records *[]byte) int16 {
+	ic, err := b.fetchInterceptor(topic)
+	if err != nil {
+		b.Logger.Warn("fetch interceptor: records withheld", "topic", topic, "partition", partition, "err", err)
+		return kerr.InvalidConfig.Code
+	}
+	if ic == nil {
+		return 0
+	}
+	out, code := b.interceptFetched(r, ic, topic, partition, *records)
+	if code == 0 {
+		*records = out
+	}
+	return code
+}
