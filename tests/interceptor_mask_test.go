@@ -106,25 +106,8 @@ allow = ["User:alice"]
 	// A fetch with a replica id goes down the follower path, which never
 	// intercepts: on this single broker no follower 7 is known, so it
 	// answers REPLICA_NOT_AVAILABLE where a consumer's fetch is masked.
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = 7, 7, -1
-	req.MaxBytes, req.MaxWaitMillis, req.SessionEpoch = 1<<20, 0, -1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = topic
-	topics, err := newAdmin(t, b.Kafka).ListTopics(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.TopicID = topics[topic].ID
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = 1<<20, -1, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, prod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.ReplicaNotAvailable.Code {
+	resp := rawFetch(t, ctx, prod, b.Kafka, topic, 7)
+	if resp.ErrorCode != kerr.ReplicaNotAvailable.Code || len(resp.RecordBatches) != 0 {
 		t.Fatalf("follower fetch: %+v, want the follower path's REPLICA_NOT_AVAILABLE", resp)
 	}
 
@@ -194,5 +177,104 @@ fields = ["ssn"]
 	}
 	if s := strings.Join(got, "|"); s != `0 {"ssn":"****"}|2 {"ssn":"****"}` {
 		t.Fatalf("share consumer got %s", s)
+	}
+}
+
+// rawFetch fetches partition 0 of topic from offset 0 in one sessionless
+// Fetch, as replica (-1: a consumer), and returns the partition's answer.
+func rawFetch(t *testing.T, ctx context.Context, cl *kgo.Client, addr, topic string, replica int32) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = replica, replica, -1
+	req.MaxBytes, req.MaxWaitMillis, req.SessionEpoch = 1<<20, 0, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	topics, err := newAdmin(t, addr).ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.TopicID = topics[topic].ID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = 1<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch answer shape %+v", resp)
+	}
+	return resp.Topics[0].Partitions[0]
+}
+
+// fetchedValues are the values of a fetched record set's data batches.
+func fetchedValues(t *testing.T, set []byte) []string {
+	t.Helper()
+	var got []string
+	it := record.Batches(set)
+	for it.Next() {
+		if err := record.Records(it.Batch(), 1<<20, func(r record.Record) error {
+			got = append(got, string(r.Value))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if it.Err() != nil {
+		t.Fatal(it.Err())
+	}
+	return got
+}
+
+// TestInterceptorFetchHostileModules: a fetch interceptor that exits, loops
+// past its time limit or changes the record count makes the partition
+// answer UNKNOWN_SERVER_ERROR with no records under on_error = "reject",
+// sends the records as stored under "accept", and the broker keeps
+// serving other topics.
+func TestInterceptorFetchHostileModules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a WebAssembly module")
+	}
+	wasm := hookstest.BuildGo(t, "../hooks/testdata/intercept")
+	var exts strings.Builder
+	decl := func(name, mode, extra string) {
+		fmt.Fprintf(&exts, "[extensions.%s]\nkind = \"interceptor\"\nwasm = %q\nconfig = { mode = %q }\n%s\n", name, wasm, mode, extra)
+	}
+	decl("loop", "loop", "timeout_ms = 200\n")
+	decl("exit", "exit", "")
+	decl("shrink", "shrink", "")
+	decl("exit-accept", "exit", "on_error = \"accept\"\n")
+	b := startExtBroker(t, exts.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, name := range []string{"loop", "exit", "shrink", "exit-accept", ""} {
+		topic := "f-" + name
+		var configs map[string]*string
+		if name != "" {
+			ic := name
+			configs = map[string]*string{"gregor.interceptor.fetch": &ic}
+		}
+		createTopic(t, b.Kafka, topic, 1, configs)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("stored")}).FirstErr(); err != nil {
+			t.Fatalf("produce to %s: %v", topic, err)
+		}
+	}
+	for _, topic := range []string{"f-loop", "f-exit", "f-shrink"} {
+		p := rawFetch(t, ctx, cl, b.Kafka, topic, -1)
+		if p.ErrorCode != kerr.UnknownServerError.Code || len(p.RecordBatches) != 0 {
+			t.Fatalf("%s: code %d with %d record bytes, want UNKNOWN_SERVER_ERROR and none", topic, p.ErrorCode, len(p.RecordBatches))
+		}
+	}
+	for _, topic := range []string{"f-exit-accept", "f-"} {
+		p := rawFetch(t, ctx, cl, b.Kafka, topic, -1)
+		if got := fetchedValues(t, p.RecordBatches); p.ErrorCode != 0 || len(got) != 1 || got[0] != "stored" {
+			t.Fatalf("%s: code %d, values %q, want the stored record", topic, p.ErrorCode, got)
+		}
 	}
 }
