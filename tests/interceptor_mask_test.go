@@ -230,8 +230,8 @@ func fetchedValues(t *testing.T, set []byte) []string {
 // TestInterceptorFetchHostileModules: a fetch interceptor that exits, loops
 // past its time limit or changes the record count makes the partition
 // answer UNKNOWN_SERVER_ERROR with no records under on_error = "reject",
-// sends the records as stored under "accept", and the broker keeps
-// serving other topics.
+// as does a name broker.toml does not declare; "accept" sends the records
+// as stored, and the broker keeps serving other topics.
 func TestInterceptorFetchHostileModules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a WebAssembly module")
@@ -253,7 +253,7 @@ func TestInterceptorFetchHostileModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	for _, name := range []string{"loop", "exit", "shrink", "exit-accept", ""} {
+	for _, name := range []string{"loop", "exit", "shrink", "exit-accept", "undeclared", ""} {
 		topic := "f-" + name
 		var configs map[string]*string
 		if name != "" {
@@ -265,7 +265,7 @@ func TestInterceptorFetchHostileModules(t *testing.T) {
 			t.Fatalf("produce to %s: %v", topic, err)
 		}
 	}
-	for _, topic := range []string{"f-loop", "f-exit", "f-shrink"} {
+	for _, topic := range []string{"f-loop", "f-exit", "f-shrink", "f-undeclared"} {
 		p := rawFetch(t, ctx, cl, b.Kafka, topic, -1)
 		if p.ErrorCode != kerr.UnknownServerError.Code || len(p.RecordBatches) != 0 {
 			t.Fatalf("%s: code %d with %d record bytes, want UNKNOWN_SERVER_ERROR and none", topic, p.ErrorCode, len(p.RecordBatches))

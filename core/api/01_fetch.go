@@ -238,7 +238,7 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			limit = 0
 		}
 		if icErr != nil {
-			spp.ErrorCode = kerr.InvalidConfig.Code
+			spp.ErrorCode = b.fetchInterceptorMissing(name, rp.Partition, icErr)
 			waitable = false
 			continue
 		}

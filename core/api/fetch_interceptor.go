@@ -2,9 +2,13 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
 	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -17,15 +21,35 @@ import (
 // partition then answers an error rather than unmasked records. Follower
 // fetches never come here (handleReplicaFetch).
 func (b *Broker) fetchInterceptor(topic string) (*extension.Interceptor, error) {
-	if b.Extensions == nil {
-		return nil, nil
-	}
 	configs := b.Controller.Image().Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}]
-	if _, ok := configs[extension.ConfigInterceptFetch]; !ok {
+	v, ok := configs[extension.ConfigInterceptFetch]
+	switch {
+	case !ok:
+		return nil, nil
+	case b.Extensions == nil && v != "" && v != config.NoInterceptor:
+		return nil, fmt.Errorf("%s = %q, and the broker has no extensions", extension.ConfigInterceptFetch, v)
+	case b.Extensions == nil:
 		return nil, nil
 	}
 	return b.Extensions.TopicFetchInterceptor(configs)
 }
+
+// fetchInterceptorMissing answers a partition of a topic whose
+// gregor.interceptor.fetch names no declared interceptor (broker.toml
+// dropped it): its records are withheld rather than sent unmasked, with
+// UNKNOWN_SERVER_ERROR (which consumers retry, where INVALID_CONFIG would
+// end a Java consumer with an IllegalStateException), and a warning at
+// most once a second.
+func (b *Broker) fetchInterceptorMissing(topic string, partition int32, err error) int16 {
+	now := time.Now().UnixNano()
+	if last := missingWarned.Load(); now-last > int64(time.Second) && missingWarned.CompareAndSwap(last, now) {
+		b.Logger.Warn("fetch interceptor: records withheld", "topic", topic, "partition", partition, "err", err)
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// missingWarned is when fetchInterceptorMissing last warned (unix nanos).
+var missingWarned atomic.Int64
 
 // interceptFetched passes a consumer's records of one partition through
 // ic with the connection's principal. A failure (the interceptor failed
@@ -40,8 +64,7 @@ func (b *Broker) interceptFetched(r *protocol.Request, ic *extension.Interceptor
 		return records, 0
 	}
 	out, err := extension.InterceptFetched(context.Background(), ic, records, topic, partition, principalOf(r), int(b.Config.Limits.MaxRequestBytes))
-	if err != nil {
-		b.Logger.Warn("fetch interceptor: records withheld", "topic", topic, "partition", partition, "interceptor", ic.Name, "err", err)
+	if err != nil { // logged, throttled, by the extension
 		return nil, kerr.UnknownServerError.Code
 	}
 	return out, 0
@@ -54,8 +77,7 @@ func (b *Broker) interceptFetched(r *protocol.Request, ic *extension.Interceptor
 func (b *Broker) interceptShareFetched(r *protocol.Request, topic string, partition int32, records *[]byte) int16 {
 	ic, err := b.fetchInterceptor(topic)
 	if err != nil {
-		b.Logger.Warn("fetch interceptor: records withheld", "topic", topic, "partition", partition, "err", err)
-		return kerr.InvalidConfig.Code
+		return b.fetchInterceptorMissing(topic, partition, err)
 	}
 	if ic == nil {
 		return 0

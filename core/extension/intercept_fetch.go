@@ -38,7 +38,9 @@ func (s *Set) TopicFetchInterceptor(configs map[string]string) (*Interceptor, er
 // moves the consumer past its offsets. Control batches are returned as
 // stored. A trailing partial batch (a read cut at the byte limit) is left
 // out rather than returned unintercepted; the consumer fetches it again.
-// A failed interceptor under on_error = reject wraps ErrInterceptFailed.
+// A failed interceptor under on_error = reject wraps ErrInterceptFailed;
+// records that do not decode fail under either policy. Failures are
+// logged here, at most once a second.
 func InterceptFetched(ctx context.Context, ic *Interceptor, records []byte, topic string, partition int32, principal auth.Principal, maxDecompressed int) ([]byte, error) {
 	whole := 0
 	it := record.Batches(records)
@@ -46,12 +48,12 @@ func InterceptFetched(ctx context.Context, ic *Interceptor, records []byte, topi
 		whole = it.Consumed()
 	}
 	if err := it.Err(); err != nil && !errors.Is(err, record.ErrTruncated) {
-		return nil, fmt.Errorf("extension: fetch interceptor %s: topic %s partition %d: %w", ic.Name, topic, partition, err)
+		return nil, ic.fetchFailed(topic, partition, err)
 	}
 	records = records[:whole]
 	set := Produced{MaxDecompressed: maxDecompressed}
 	if err := set.Decode(records); err != nil {
-		return nil, fmt.Errorf("extension: fetch interceptor %s: topic %s partition %d: %w", ic.Name, topic, partition, err)
+		return nil, ic.fetchFailed(topic, partition, err)
 	}
 	var out []byte // nil until a batch changes
 	copied := 0    // records bytes already in out
@@ -78,7 +80,7 @@ func InterceptFetched(ctx context.Context, ic *Interceptor, records []byte, topi
 		}
 		batch, err := encodeKept(pb.Header, kept)
 		if err != nil {
-			return nil, fmt.Errorf("extension: fetch interceptor %s: topic %s partition %d: %w", ic.Name, topic, partition, err)
+			return nil, ic.fetchFailed(topic, partition, err)
 		}
 		if out == nil {
 			out = make([]byte, 0, len(records))
@@ -91,6 +93,18 @@ func InterceptFetched(ctx context.Context, ic *Interceptor, records []byte, topi
 		return records, nil
 	}
 	return append(out, records[copied:]...), nil
+}
+
+// fetchFailed is the error for records the broker could not pass through
+// ic (they do not decode or encode again), warned about at most once a
+// second; the caller withholds the records whatever on_error says, since
+// it cannot tell what the interceptor would have masked.
+func (ic *Interceptor) fetchFailed(topic string, partition int32, err error) error {
+	err = fmt.Errorf("extension: fetch interceptor %s: topic %s partition %d: %w", ic.Name, topic, partition, err)
+	if ic.warn.allow() {
+		ic.logger.Warn("fetch interceptor: records withheld", "err", err)
+	}
+	return err
 }
 
 // dropListed is recs without the records errs lists (every record when
