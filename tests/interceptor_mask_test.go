@@ -2,7 +2,9 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +179,30 @@ fields = ["ssn"]
 	}
 	if s := strings.Join(got, "|"); s != `0 {"ssn":"****"}|2 {"ssn":"****"}` {
 		t.Fatalf("share consumer got %s", s)
+	}
+
+	// Browsing the partition over HTTP shows what a consumer gets.
+	resp, err := http.Get("http://" + b.HTTP + "/api/v1/topics/" + topic + "/partitions/0/records?offset=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Records []struct {
+			Offset int64  `json:"offset"`
+			Value  []byte `json:"value"`
+		} `json:"records"`
+		NextOffset int64 `json:"next_offset"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("records page: status %d, %v", resp.StatusCode, err)
+	}
+	got = got[:0]
+	for _, r := range page.Records {
+		got = append(got, fmt.Sprintf("%d %s", r.Offset, r.Value))
+	}
+	if s := strings.Join(got, "|"); s != `0 {"ssn":"****"}|2 {"ssn":"****"}` || page.NextOffset != 3 {
+		t.Fatalf("HTTP records page %s, next offset %d", s, page.NextOffset)
 	}
 }
 
