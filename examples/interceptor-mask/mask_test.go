@@ -21,11 +21,14 @@ func TestMask(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ in, want, err string }{
-		{`{"name":"Ada","ssn":"123","card":{"number":"4111","exp":"12/30"}}`, `{"card":{"exp":"12/30","number":"****"},"name":"Ada","ssn":"****"}`, ""},
+		{`{"name":"Ada","ssn":"123","card":{"number":"4111","exp":"12/30"}}`, `{"name":"Ada","ssn":"****","card":{"number":"****","exp":"12/30"}}`, ""},
+		{`{ "s\u0073n" : "1" , "a":[1,{"b":"}\""}], "ssn":2 }`, `{ "s\u0073n" : "****" , "a":[1,{"b":"}\""}], "ssn":"****" }`, ""},
+		{`{"card":[{"number":1},[{"number":2}],"x"]}`, `{"card":[{"number":"****"},[{"number":"****"}],"x"]}`, ""},
+		{`{"card":"flat","ssnx":1}`, `{"card":"flat","ssnx":1}`, ""},
 		{`{"items":[{"secret":1},{"x":2}],"n":1.50}`, `{"items":[{"secret":"****"},{"x":2}],"n":1.50}`, ""},
 		{`{"name":"<Ada & co>"}`, `{"name":"<Ada & co>"}`, ""}, // nothing to mask: as stored
 		{`[1,2]`, "", "not a JSON object"},
-		{`{"ssn":1} {}`, "", "more than one"},
+		{`{"ssn":1} {}`, "", "not a JSON object"},
 		{`not json`, "", "not a JSON object"},
 	} {
 		got, _, err := r.Mask([]byte(tc.in))

@@ -15,8 +15,8 @@ type Rules struct {
 	// the number field of the card object).
 	fields [][]string
 	// allow holds the principals ("User:alice") that see clear values.
-	allow map[string]bool
-	mask  string
+	allow    map[string]bool
+	maskJSON []byte // the mask as a JSON string
 	// DropUnmaskable drops a value that is not a JSON object for a masked
 	// principal (the default); false returns it as stored.
 	DropUnmaskable bool
@@ -41,7 +41,8 @@ func ParseConfig(raw []byte) (*Rules, error) {
 	if len(c.Fields) == 0 {
 		return nil, errors.New("mask: config: fields is missing: name at least one JSON field to mask")
 	}
-	r := &Rules{allow: map[string]bool{}, mask: "****", DropUnmaskable: true}
+	r := &Rules{allow: map[string]bool{}, DropUnmaskable: true}
+	mask := "****"
 	for _, f := range c.Fields {
 		path := strings.Split(f, ".")
 		for _, p := range path {
@@ -58,8 +59,9 @@ func ParseConfig(raw []byte) (*Rules, error) {
 		r.allow[p] = true
 	}
 	if c.Mask != nil {
-		r.mask = *c.Mask
+		mask = *c.Mask
 	}
+	r.maskJSON, _ = json.Marshal(mask)
 	if c.DropUnmaskable != nil {
 		r.DropUnmaskable = *c.DropUnmaskable
 	}
@@ -71,63 +73,157 @@ func (r *Rules) Allowed(typ, name string) bool { return r.allow[typ+":"+name] }
 
 // Mask replaces the configured fields of the JSON object value by the
 // mask. It reports whether any field was there (else value is returned
-// unchanged); a value that is not a JSON object is an error. A masked
-// value is encoded again: its fields come out in sorted order, numbers
-// as written.
+// unchanged); a value that is not one JSON object is an error. The value
+// is rewritten in place of the masked fields only: everything else, key
+// order and spacing included, stays as produced, and a key given twice is
+// masked both times.
 func (r *Rules) Mask(value []byte) ([]byte, bool, error) {
-	dec := json.NewDecoder(bytes.NewReader(value))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil || doc == nil {
+	if !json.Valid(value) {
 		return value, false, errors.New("value is not a JSON object")
 	}
-	if dec.More() {
-		return value, false, errors.New("value holds more than one JSON document")
+	i := skipWS(value, 0)
+	if value[i] != '{' {
+		return value, false, errors.New("value is not a JSON object")
 	}
-	changed := false
-	for _, path := range r.fields {
-		if maskPath(doc, path, r.mask) {
-			changed = true
-		}
-	}
+	out := make([]byte, 0, len(value)+16)
+	out = append(out, value[:i]...)
+	out, end, changed := maskObject(value, i, r.fields, r.maskJSON, out)
 	if !changed {
 		return value, false, nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return value, false, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), true, nil
+	return append(out, value[end:]...), true, nil
 }
 
-// maskPath masks the field at path below obj, also inside arrays of
-// objects on the way ("items.card" masks the card of every item).
-func maskPath(obj map[string]any, path []string, mask string) bool {
-	v, ok := obj[path[0]]
-	if !ok {
-		return false
-	}
-	if len(path) == 1 {
-		obj[path[0]] = mask
-		return true
-	}
-	return maskIn(v, path[1:], mask)
-}
+// The scanner below walks a document json.Valid accepted, so it checks
+// nothing: it only finds where keys and values start and end.
 
-func maskIn(v any, path []string, mask string) bool {
-	switch v := v.(type) {
-	case map[string]any:
-		return maskPath(v, path, mask)
-	case []any:
-		changed := false
-		for _, e := range v {
-			if maskIn(e, path, mask) {
-				changed = true
+// maskObject copies the object at b[i] to out, masking paths, and returns
+// out, the index after the object and whether anything was masked.
+func maskObject(b []byte, i int, paths [][]string, mask, out []byte) ([]byte, int, bool) {
+	changed := false
+	out = append(out, '{')
+	i++
+	for {
+		j := skipWS(b, i)
+		out, i = append(out, b[i:j]...), j
+		switch b[i] {
+		case '}':
+			return append(out, '}'), i + 1, changed
+		case ',':
+			out, i = append(out, ','), i+1
+			continue
+		}
+		ke := skipString(b, i)
+		key := keyName(b[i:ke])
+		out, i = append(out, b[i:ke]...), ke
+		j = skipWS(b, i) + 1 // past the colon
+		j = skipWS(b, j)
+		out, i = append(out, b[i:j]...), j
+		whole := false
+		var sub [][]string
+		for _, p := range paths {
+			if p[0] == key {
+				if len(p) == 1 {
+					whole = true
+				} else {
+					sub = append(sub, p[1:])
+				}
 			}
 		}
-		return changed
+		var c bool
+		switch {
+		case whole:
+			out, i, changed = append(out, mask...), skipValue(b, i), true
+		case len(sub) > 0 && (b[i] == '{' || b[i] == '['):
+			out, i, c = maskIn(b, i, sub, mask, out)
+			changed = changed || c
+		default:
+			e := skipValue(b, i)
+			out, i = append(out, b[i:e]...), e
+		}
 	}
-	return false
+}
+
+// maskIn masks paths in the object or array at b[i]; in an array, every
+// element is masked as the array itself would be.
+func maskIn(b []byte, i int, paths [][]string, mask, out []byte) ([]byte, int, bool) {
+	if b[i] == '{' {
+		return maskObject(b, i, paths, mask, out)
+	}
+	changed := false
+	out = append(out, '[')
+	i++
+	for {
+		j := skipWS(b, i)
+		out, i = append(out, b[i:j]...), j
+		switch b[i] {
+		case ']':
+			return append(out, ']'), i + 1, changed
+		case ',':
+			out, i = append(out, ','), i+1
+			continue
+		case '{', '[':
+			var c bool
+			out, i, c = maskIn(b, i, paths, mask, out)
+			changed = changed || c
+		default:
+			e := skipValue(b, i)
+			out, i = append(out, b[i:e]...), e
+		}
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for i++; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
+// keyName is the key a quoted JSON string spells.
+func keyName(raw []byte) string {
+	if !bytes.ContainsRune(raw, '\\') {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // valid: json.Valid passed the document
+	return s
 }
