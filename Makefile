@@ -167,3 +167,4 @@ bench-plugins: wasm-examples build
 	$(GO) test -run='^$$' -bench=ExtHTTPProduce -benchtime=2s ./tests
 	$(GO) test -run='^$$' -bench=ExtPlacementCheck -benchtime=100000x -count=3 ./tests
 	$(GO) test -run='^$$' -bench=ExtInterceptorProduce -benchtime=20000x -count=3 ./tests
+	$(GO) test -run='^$$' -bench=ExtInterceptorFetch -benchtime=4x -count=3 ./tests
