@@ -127,8 +127,9 @@ wasm-examples:
 	cd examples/wasm-region && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o region.wasm .
 	cd examples/wasm-authorizer && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o authorizer.wasm .
 	cd examples/interceptor-jsonschema && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o jsonschema.wasm .
+	cd examples/interceptor-mask && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o mask.wasm .
 	cd examples/wasm-murmur2-as && { [ -x node_modules/.bin/asc ] || npm ci --no-audit --no-fund; } && npm run build
-	@echo "built examples/wasm-region/region.wasm examples/wasm-authorizer/authorizer.wasm examples/interceptor-jsonschema/jsonschema.wasm examples/wasm-murmur2-as/build/murmur2.wasm"
+	@echo "built examples/wasm-region/region.wasm examples/wasm-authorizer/authorizer.wasm examples/interceptor-jsonschema/jsonschema.wasm examples/interceptor-mask/mask.wasm examples/wasm-murmur2-as/build/murmur2.wasm"
 
 # Per-record partitioner cost: built-in Go murmur2 against WASM guests (Go,
 # AssemblyScript) in batches, with and without a per-call time limit; a
@@ -169,3 +170,4 @@ bench-plugins: wasm-examples build
 	$(GO) test -run='^$$' -bench=ExtHTTPProduce -benchtime=2s ./tests
 	$(GO) test -run='^$$' -bench=ExtPlacementCheck -benchtime=100000x -count=3 ./tests
 	$(GO) test -run='^$$' -bench=ExtInterceptorProduce -benchtime=20000x -count=3 ./tests
+	$(GO) test -run='^$$' -bench=ExtInterceptorFetch -benchtime=4x -count=3 ./tests

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -171,12 +172,17 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 	var st *kmsg.FetchResponseTopic
 	var name string
 	var known bool
+	var ic *extension.Interceptor // the topic's fetch interceptor
+	var icErr error
 	for _, rp := range parts {
 		if st == nil || st.Topic != rp.Topic || st.TopicID != rp.TopicID {
 			resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
 			st = &resp.Topics[len(resp.Topics)-1]
 			st.Topic, st.TopicID = rp.Topic, rp.TopicID
 			name, known = b.fetchTopicName(version, rp.Key)
+			if known {
+				ic, icErr = b.fetchInterceptor(name)
+			}
 		}
 		sp := kmsg.NewFetchResponseTopicPartition()
 		sp.Partition = rp.Partition
@@ -231,7 +237,25 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 		if limit < 0 {
 			limit = 0
 		}
-		res, err := readForFetch(p, rp.FetchOffset, limit, first, req.IsolationLevel == 1, splice)
+		if icErr != nil {
+			spp.ErrorCode = b.fetchInterceptorMissing(name, rp.Partition, icErr)
+			waitable = false
+			continue
+		}
+		psplice := splice
+		if ic != nil {
+			psplice = nil // intercepted records are read, never spliced
+		}
+		res, err := readForFetch(p, rp.FetchOffset, limit, first, req.IsolationLevel == 1, psplice)
+		if err == nil && ic != nil {
+			var code int16
+			if res.Records, code = b.interceptFetched(r, ic, name, rp.Partition, res.Records); code != 0 {
+				spp.ErrorCode = code
+				waitable = false
+				continue
+			}
+			res.n = len(res.Records)
+		}
 		if err != nil {
 			// Kafka leaves the offsets unknown (-1) on a failed read.
 			spp.ErrorCode = errCode(err)

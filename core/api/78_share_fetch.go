@@ -134,6 +134,13 @@ func (b *Broker) handleShareFetch(r *protocol.Request) protocol.Reply {
 				res.code = shareErrCode(got.Err)
 			}
 			res.records, res.acquired = got.Records, got.Acquired
+			if name, ok := st.TopicName(tp.TopicID); ok && res.code == 0 {
+				if code := b.interceptShareFetched(r, name, tp.Partition, &res.records); code != 0 {
+					// Withheld: the records stay acquired until their lock
+					// times out, then go to the next delivery.
+					res.code, res.records, res.acquired = code, nil, nil
+				}
+			}
 			for _, a := range got.Acquired {
 				total += int(a.LastOffset - a.FirstOffset + 1)
 			}

@@ -64,7 +64,7 @@ const (
 	OnErrorAccept = "accept"
 )
 
-// NoInterceptor is the value of gregor.interceptor.produce that names no
+// NoInterceptor is the value of gregor.interceptor.produce (and .fetch) that names no
 // interceptor (as does an empty value).
 const NoInterceptor = "none"
 

@@ -185,6 +185,12 @@ var topicConfigDefs = []TopicConfigDef{
 		},
 	},
 	{
+		Name: "gregor.interceptor.fetch", Type: TypeString,
+		Doc:           `The record interceptor the topic's records pass through before they reach a consumer (never a follower): "none", or the name of an interceptor extension in broker.toml, which may mask keys, values and headers or drop records (a dropped record leaves an offset gap, as compaction does). Without one, records are sent as stored, zero-copy where the connection allows.`,
+		Validate:      extensionName,
+		BrokerDefault: constant(NoInterceptor),
+	},
+	{
 		Name: "gregor.interceptor.produce", Type: TypeString,
 		Doc:           `The record interceptor produced batches of the topic pass through before they are appended: "none", or the name of an interceptor extension in broker.toml, which accepts, rejects (INVALID_RECORD with per-record errors) or rewrites each batch.`,
 		Validate:      extensionName,

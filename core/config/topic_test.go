@@ -14,7 +14,7 @@ func TestTopicConfigDefsSortedAndComplete(t *testing.T) {
 	}
 	want := []string{
 		"cleanup.policy", "compression.type", "delete.retention.ms", "file.delete.delay.ms",
-		"flush.messages", "flush.ms", "follower.replication.throttled.replicas", "gregor.interceptor.produce", "gregor.mirror.link", "gregor.partitioner", "gregor.partitioner.enforce",
+		"flush.messages", "flush.ms", "follower.replication.throttled.replicas", "gregor.interceptor.fetch", "gregor.interceptor.produce", "gregor.mirror.link", "gregor.partitioner", "gregor.partitioner.enforce",
 		"gregor.retention.policy", "index.interval.bytes", "leader.replication.throttled.replicas", "max.compaction.lag.ms",
 		"max.message.bytes", "message.downconversion.enable", "message.timestamp.after.max.ms",
 		"message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio",

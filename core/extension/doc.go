@@ -2,8 +2,8 @@
 // one home of their policy: the partitioners, retention policies,
 // authenticators, authorizers and record interceptors declared in
 // broker.toml by name, the pick of one per topic through the topic configs
-// gregor.partitioner, gregor.retention.policy and
-// gregor.interceptor.produce (security.authorizer and
+// gregor.partitioner, gregor.retention.policy, gregor.interceptor.produce
+// and gregor.interceptor.fetch (security.authorizer and
 // security.sasl_mechanisms pick the others), and, the same for a
 // WebAssembly module and a plugin process, what happens around every call:
 // the time limit (CallTimeout), the statistics (calls, errors, fallbacks,
@@ -11,7 +11,7 @@
 // and a retention policy's builtin or reject, an interceptor's on_error,
 // an authorizer's and an authenticator's reject). It also holds what is
 // built on them: the one decoding of a produced record set, the placement
-// check and the interception of produced records, and the retention round
+// check and the interception of produced and fetched records, and the retention round
 // of a partition.
 //
 // It sees extensions only through the sdk contracts. It must not import the

@@ -31,11 +31,15 @@ type Interceptor struct {
 	warn    warnEvery
 }
 
-// Intercept asks the interceptor about one batch. A failed call follows
-// on_error: accept answers Accept (and counts a fallback), reject returns
-// an error wrapping ErrInterceptFailed. A decision it returns passed
-// interceptor.Check for the batch.
+// Intercept asks the interceptor about one produced batch. A failed call
+// follows on_error: accept answers Accept (and counts a fallback), reject
+// returns an error wrapping ErrInterceptFailed. A decision it returns
+// passed interceptor.Check for the batch.
 func (ic *Interceptor) Intercept(ctx context.Context, b *interceptor.Batch) (interceptor.Decision, error) {
+	return ic.intercept(ctx, b, false)
+}
+
+func (ic *Interceptor) intercept(ctx context.Context, b *interceptor.Batch, fetch bool) (interceptor.Decision, error) {
 	ctx, cancel := withTimeout(ctx, ic.timeout)
 	defer cancel()
 	start := time.Now()
@@ -54,12 +58,16 @@ func (ic *Interceptor) Intercept(ctx context.Context, b *interceptor.Batch) (int
 	warn := ic.warn.allow()
 	if ic.accept {
 		ic.stats.Fallback()
-		if warn {
+		if warn && fetch {
+			ic.logger.Warn("fetch interceptor failed; on_error = accept returns the batch as stored", "topic", b.Topic, "partition", b.Partition, "err", err)
+		} else if warn {
 			ic.logger.Warn("interceptor failed; on_error = accept appends the batch unchecked", "topic", b.Topic, "partition", b.Partition, "err", err)
 		}
 		return interceptor.AcceptBatch(), nil
 	}
-	if warn {
+	if warn && fetch {
+		ic.logger.Warn("fetch interceptor failed; on_error = reject fails the partition's fetch", "topic", b.Topic, "partition", b.Partition, "err", err)
+	} else if warn {
 		ic.logger.Warn("interceptor failed; on_error = reject fails the produce", "topic", b.Topic, "partition", b.Partition, "err", err)
 	}
 	return interceptor.Decision{}, fmt.Errorf("%w: %w", ErrInterceptFailed, err)
@@ -69,11 +77,15 @@ func (ic *Interceptor) Intercept(ctx context.Context, b *interceptor.Batch) (int
 // gregor.interceptor.produce in configs: nil when it picks none. A name
 // broker.toml does not declare is an error naming the config.
 func (s *Set) TopicInterceptor(configs map[string]string) (*Interceptor, error) {
-	v, ok := configs[ConfigInterceptProduce]
+	return s.topicInterceptor(configs, ConfigInterceptProduce)
+}
+
+func (s *Set) topicInterceptor(configs map[string]string, key string) (*Interceptor, error) {
+	v, ok := configs[key]
 	if !ok {
 		return nil, nil
 	}
-	name, _, ok, err := s.cfg.ExtensionFor(ConfigInterceptProduce, v, config.KindInterceptor, config.NoInterceptor)
+	name, _, ok, err := s.cfg.ExtensionFor(key, v, config.KindInterceptor, config.NoInterceptor)
 	if err != nil || !ok {
 		return nil, err
 	}

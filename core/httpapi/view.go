@@ -292,7 +292,11 @@ func (v *BrokerView) Records(ctx context.Context, q RecordsQuery) (RecordPage, e
 	}
 	start = max(off.LogStartOffset, min(start, off.HighWatermark))
 	page.StartOffset, page.NextOffset = start, start
-	recs, next, truncated, err := readRecords(p, start, q.Limit, q.MaxBytes)
+	pass, err := v.fetchPass(ctx, im, q.Topic, q.Partition)
+	if err != nil {
+		return page, err
+	}
+	recs, next, truncated, err := readRecords(p, start, q.Limit, q.MaxBytes, pass)
 	page.Records, page.NextOffset, page.Truncated = recs, next, truncated
 	if err != nil {
 		return page, fmt.Errorf("httpapi: records of %s-%d from %d: %w", q.Topic, q.Partition, start, err)
@@ -303,8 +307,9 @@ func (v *BrokerView) Records(ctx context.Context, q RecordsQuery) (RecordPage, e
 var errPageFull = errors.New("page full")
 
 // readRecords decodes records from start until limit records, maxBytes of
-// keys and values (at least one record), or the high watermark.
-func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out []Record, next int64, truncated bool, err error) {
+// keys and values (at least one record), or the high watermark, each read
+// of the log passed through pass when it is set (the fetch interceptor).
+func readRecords(p *partition.Partition, start int64, limit, maxBytes int, pass func([]byte) ([]byte, error)) (out []Record, next int64, truncated bool, err error) {
 	next = start
 	copied := 0
 	for len(out) < limit {
@@ -319,6 +324,11 @@ func readRecords(p *partition.Partition, start int64, limit, maxBytes int) (out 
 		}
 		if len(batches) == 0 {
 			return out, next, false, nil
+		}
+		if pass != nil {
+			if batches, err = pass(batches); err != nil || len(batches) == 0 {
+				return out, next, false, err // nothing whole to show
+			}
 		}
 		it := record.Batches(batches)
 		for it.Next() {

@@ -21,13 +21,36 @@ type BatchSpec struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
+	// KeepOffsetDeltas encodes each record with its own OffsetDelta and
+	// the header with LastOffsetDelta, for a batch some of whose records
+	// were taken out (the gaps stay, as compaction leaves them); it allows
+	// a batch of no records, which still covers its offsets.
+	KeepOffsetDeltas bool
+	LastOffsetDelta  int32
 }
 
 // Encode builds one v2 batch holding records, compressed with spec.Codec. The
 // records' OffsetDelta fields are ignored: record i gets offset delta i. The
-// result passes Validate and Records returns the records back.
+// result passes Validate and Records returns the records back. With
+// spec.KeepOffsetDeltas the records keep their deltas, which must increase
+// and not pass spec.LastOffsetDelta.
 func Encode(spec BatchSpec, records []Record) ([]byte, error) {
-	if len(records) == 0 {
+	delta := func(i int) int32 { return int32(i) }
+	lastDelta := int32(len(records) - 1)
+	if spec.KeepOffsetDeltas {
+		delta = func(i int) int32 { return records[i].OffsetDelta }
+		lastDelta = spec.LastOffsetDelta
+		prev := int32(-1)
+		for i, r := range records {
+			if r.OffsetDelta <= prev || r.OffsetDelta > lastDelta {
+				return nil, fmt.Errorf("record: encode: record %d has offset delta %d after %d (last %d)", i, r.OffsetDelta, prev, lastDelta)
+			}
+			prev = r.OffsetDelta
+		}
+		if len(records) == 0 {
+			spec.Codec = CodecNone // nothing to compress
+		}
+	} else if len(records) == 0 {
 		return nil, fmt.Errorf("record: encode: a batch needs at least one record")
 	}
 	if spec.Codec < CodecNone || spec.Codec > CodecZstd {
@@ -36,7 +59,7 @@ func Encode(spec BatchSpec, records []Record) ([]byte, error) {
 	size := HeaderSize
 	maxDelta := int64(math.MinInt64)
 	for i, r := range records {
-		n, err := recordSize(int32(i), r)
+		n, err := recordSize(delta(i), r)
 		if err != nil {
 			return nil, fmt.Errorf("record: encode: record %d: %w", i, err)
 		}
@@ -45,7 +68,7 @@ func Encode(spec BatchSpec, records []Record) ([]byte, error) {
 	}
 	b := make([]byte, HeaderSize, size)
 	for i, r := range records {
-		b = appendRecord(b, int32(i), r)
+		b = appendRecord(b, delta(i), r)
 	}
 	if spec.Codec != CodecNone {
 		body, err := compress(make([]byte, HeaderSize, HeaderSize+len(b)/2+64), spec.Codec, b[HeaderSize:])
@@ -69,7 +92,7 @@ func Encode(spec BatchSpec, records []Record) ([]byte, error) {
 		attrs |= attrControl
 	}
 	maxTS := spec.MaxTimestamp
-	if maxTS == 0 {
+	if maxTS == 0 && len(records) > 0 {
 		maxTS = spec.FirstTimestamp + maxDelta
 	}
 	binary.BigEndian.PutUint64(b[posBaseOffset:], uint64(spec.BaseOffset))
@@ -77,7 +100,7 @@ func Encode(spec BatchSpec, records []Record) ([]byte, error) {
 	binary.BigEndian.PutUint32(b[posPartitionLeaderEpoch:], uint32(spec.PartitionLeaderEpoch))
 	b[posMagic] = currentMagic
 	binary.BigEndian.PutUint16(b[posAttributes:], attrs)
-	binary.BigEndian.PutUint32(b[posLastOffsetDelta:], uint32(len(records)-1))
+	binary.BigEndian.PutUint32(b[posLastOffsetDelta:], uint32(lastDelta))
 	binary.BigEndian.PutUint64(b[posFirstTimestamp:], uint64(spec.FirstTimestamp))
 	binary.BigEndian.PutUint64(b[posMaxTimestamp:], uint64(maxTS))
 	binary.BigEndian.PutUint64(b[posProducerID:], uint64(spec.ProducerID))

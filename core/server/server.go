@@ -65,7 +65,8 @@ type Options struct {
 	Partitioners      map[string]partitioner.BatchPartitioner
 	RetentionPolicies map[string]retention.Policy
 	// Interceptors are the opened record interceptors by their
-	// [extensions.NAME]; topics pick one with gregor.interceptor.produce.
+	// [extensions.NAME]; topics pick one with gregor.interceptor.produce or
+	// gregor.interceptor.fetch.
 	Interceptors map[string]interceptor.Interceptor
 	// LogFS is the file system the partition logs live on; nil means the
 	// operating system's. It exists for tests and fault-injection builds,

@@ -104,8 +104,8 @@ var explanations = withGregorTopicConfigs(map[string]string{
 
 // gregorTopicConfigs are Gregor's own topic configs: the extension points a
 // topic picks (partitioner, its placement check, retention policy, produce
-// interceptor) and the mirror link that owns a mirrored topic.
-var gregorTopicConfigs = []string{"gregor.interceptor.produce", "gregor.mirror.link", "gregor.partitioner",
+// and fetch interceptors) and the mirror link that owns a mirrored topic.
+var gregorTopicConfigs = []string{"gregor.interceptor.fetch", "gregor.interceptor.produce", "gregor.mirror.link", "gregor.partitioner",
 	"gregor.partitioner.enforce", "gregor.retention.policy"}
 
 // withGregorTopicConfigs adds to m why Gregor lists its own topic configs

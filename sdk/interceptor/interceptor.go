@@ -6,6 +6,13 @@
 // The types are plain data so that the WASM ABI and the go-plugin protocol
 // carry them unchanged. Fallback rules (on_error), timeouts and statistics
 // are the broker's, never the interceptor's.
+//
+// The same contract serves a fetch interceptor (topic config
+// gregor.interceptor.fetch), called once per data batch a consumer fetches,
+// with the consumer's principal: accept sends the batch as stored, rewrite
+// sends the new keys, values and headers, and reject leaves the listed
+// records out (all of the batch's when none is listed), their offsets left
+// as gaps.
 package interceptor
 
 import (
