@@ -171,6 +171,16 @@ func PartitionConfig(bc config.Config, m map[string]string) partition.Config {
 	}
 	lc.MinCompactionLagMs = i64("min.compaction.lag.ms", lc.MinCompactionLagMs)
 	lc.MaxCompactionLagMs = i64("max.compaction.lag.ms", lc.MaxCompactionLagMs)
+	flushMessages := lc.FlushMessages
+	if bc.Log.FlushIntervalMessages > 0 {
+		flushMessages = bc.Log.FlushIntervalMessages
+	}
+	lc.FlushMessages = max(i64("flush.messages", flushMessages), 1)
+	flushMs := lc.FlushMs
+	if bc.Log.FlushIntervalMs > 0 {
+		flushMs = bc.Log.FlushIntervalMs
+	}
+	lc.FlushMs = max(i64("flush.ms", flushMs), 0)
 	const unbounded = int64(1<<63 - 1)
 	before := i64("message.timestamp.before.max.ms", unbounded)
 	after := i64("message.timestamp.after.max.ms", unbounded)

@@ -94,9 +94,20 @@ type Log struct {
 	//                (acks=1 answers after the write reached the page cache);
 	//   "page_cache" Kafka's default: no write waits for fsync; the OS flushes.
 	Durability string `toml:"durability"`
-	// FlushIntervalMs bounds how long written data may stay unflushed in
-	// page_cache mode (Kafka's log.flush.interval.ms); -1 leaves it to the OS.
+	// FlushIntervalMs is the default of the topic config flush.ms (Kafka's
+	// log.flush.interval.ms): how long written data may stay unflushed; -1
+	// leaves it to the OS.
 	FlushIntervalMs int64 `toml:"flush_interval_ms"`
+	// FlushIntervalMessages is the default of the topic config
+	// flush.messages (Kafka's log.flush.interval.messages): an append that
+	// leaves this many messages unflushed fsyncs before it is answered; -1
+	// leaves it to the OS.
+	FlushIntervalMessages int64 `toml:"flush_interval_messages"`
+	// FlushSchedulerIntervalMs is how often logs are checked against their
+	// flush.ms (Kafka's log.flush.scheduler.interval.ms, whose default of
+	// Long.MAX_VALUE would leave flush.ms without effect; Gregor checks each
+	// second).
+	FlushSchedulerIntervalMs int64 `toml:"flush_scheduler_interval_ms"`
 	// CleanerBackoffMs is the pause between passes of the log cleaner over
 	// compacted topics (Kafka's log.cleaner.backoff.ms).
 	CleanerBackoffMs int64 `toml:"cleaner_backoff_ms"`
@@ -332,6 +343,8 @@ func Default() Config {
 			MinInsyncReplicas:        1,
 			Durability:               DurabilityFsync,
 			FlushIntervalMs:          -1,
+			FlushIntervalMessages:    -1,
+			FlushSchedulerIntervalMs: 1000,
 			CleanerBackoffMs:         15000,
 		},
 		Topics: Topics{
@@ -485,6 +498,10 @@ func (c *Config) Validate() error {
 		return bad("log.durability", "%q is not %q or %q", l.Durability, DurabilityFsync, DurabilityPageCache)
 	case l.FlushIntervalMs < -1 || l.FlushIntervalMs == 0:
 		return bad("log.flush_interval_ms", "%d must be -1 or positive", l.FlushIntervalMs)
+	case l.FlushIntervalMessages < -1 || l.FlushIntervalMessages == 0:
+		return bad("log.flush_interval_messages", "%d must be -1 or positive", l.FlushIntervalMessages)
+	case l.FlushSchedulerIntervalMs < 1:
+		return bad("log.flush_scheduler_interval_ms", "%d is below 1", l.FlushSchedulerIntervalMs)
 	case l.CleanerBackoffMs < 1:
 		return bad("log.cleaner_backoff_ms", "%d is below 1", l.CleanerBackoffMs)
 	}

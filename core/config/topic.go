@@ -169,9 +169,14 @@ var topicConfigDefs = []TopicConfigDef{
 	},
 	{
 		Name: "flush.messages", Type: TypeLong, BrokerSynonym: "log.flush.interval.messages",
-		Doc:           "Force an fsync after this many messages have been written to a partition. Replication, not fsync, is the recommended durability mechanism.",
-		Validate:      longAtLeast(1),
-		BrokerDefault: constant(maxLong),
+		Doc:      "Force an fsync after this many messages have been written to a partition. Replication, not fsync, is the recommended durability mechanism.",
+		Validate: longAtLeast(1),
+		BrokerDefault: func(c *Config) string {
+			if c.Log.FlushIntervalMessages < 0 {
+				return maxLong
+			}
+			return itoa64(c.Log.FlushIntervalMessages)
+		},
 	},
 	{
 		Name: "flush.ms", Type: TypeLong, BrokerSynonym: "log.flush.interval.ms",

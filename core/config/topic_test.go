@@ -99,6 +99,18 @@ func TestTopicDefaultsFollowBrokerConfig(t *testing.T) {
 	if got := cfg.TopicDefaults()["flush.ms"]; got != "500" {
 		t.Errorf("flush.ms = %q, want 500", got)
 	}
+	cfg.Log.FlushIntervalMessages = 7
+	if got := cfg.TopicDefaults()["flush.messages"]; got != "7" {
+		t.Errorf("flush.messages = %q, want 7", got)
+	}
+	cfg.Log.FlushIntervalMessages = 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "log.flush_interval_messages") {
+		t.Errorf("flush_interval_messages = 0: %v", err)
+	}
+	cfg.Log.FlushIntervalMessages, cfg.Log.FlushSchedulerIntervalMs = -1, 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "log.flush_scheduler_interval_ms") {
+		t.Errorf("flush_scheduler_interval_ms = 0: %v", err)
+	}
 }
 
 func TestValidateTopicConfigs(t *testing.T) {

@@ -49,6 +49,13 @@ type Config struct {
 	// whose oldest uncompacted record is older than this, whatever its
 	// dirty ratio.
 	MaxCompactionLagMs int64
+	// FlushMessages (flush.messages) makes an append fsync the log before it
+	// returns once this many offsets past the recovery point are unflushed;
+	// math.MaxInt64 (Kafka's default) leaves flushing to the OS.
+	FlushMessages int64
+	// FlushMs (flush.ms) makes FlushIfDue fsync a log whose oldest unflushed
+	// append is at least this old; math.MaxInt64 (Kafka's default) never.
+	FlushMs int64
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -66,6 +73,8 @@ func DefaultConfig() Config {
 		MinCleanableDirtyRatio: 0.5,
 		MinCompactionLagMs:     0,
 		MaxCompactionLagMs:     math.MaxInt64,
+		FlushMessages:          math.MaxInt64,
+		FlushMs:                math.MaxInt64,
 	}
 }
 
@@ -78,6 +87,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("log: segment bytes %d exceeds the maximum %d", c.SegmentBytes, 1<<31-1)
 	case c.SegmentMs < 1:
 		return fmt.Errorf("log: segment ms %d is below the minimum 1", c.SegmentMs)
+	case c.FlushMessages < 1:
+		return fmt.Errorf("log: flush messages %d is below the minimum 1", c.FlushMessages)
+	case c.FlushMs < 0:
+		return fmt.Errorf("log: flush ms %d is below the minimum 0", c.FlushMs)
 	case c.IndexIntervalBytes < 0:
 		return fmt.Errorf("log: index interval bytes %d is negative", c.IndexIntervalBytes)
 	case c.RetentionMs < -1:

@@ -17,7 +17,8 @@ var ErrOffsetOrder = errors.New("log: replicated batch out of offset order")
 // offsets the leader gave it. The batch's base offset must be at or past the
 // log end offset: a compacted leader log has gaps between batches, which the
 // copy keeps. The batch's partition leader epoch starts an epoch entry at
-// its base offset when it is newer than the latest known. It does not fsync.
+// its base offset when it is newer than the latest known. Like Append it
+// fsyncs only when flush.messages is reached.
 func (l *Log) AppendReplicated(batch []byte) error {
 	h, err := record.ParseHeader(batch)
 	if err != nil {
@@ -32,22 +33,32 @@ func (l *Log) AppendReplicated(batch []byte) error {
 		return fmt.Errorf("%w: log %s: append replicated: base offset %d out of range", ErrCorrupt, l, h.BaseOffset)
 	}
 
+	flush, err := l.appendReplicatedLocked(batch, h)
+	if err != nil || !flush {
+		return err
+	}
+	return l.Sync()
+}
+
+// appendReplicatedLocked writes batch under mu and reports whether
+// flush.messages asks for an fsync.
+func (l *Log) appendReplicatedLocked(batch []byte, h record.Header) (flush bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
-		return err
+		return false, err
 	}
 	if int64(len(batch)) > l.cfg.SegmentBytes {
-		return fmt.Errorf("%w: log %s: batch of %d bytes, segments hold %d", ErrBatchTooLarge, l, len(batch), l.cfg.SegmentBytes)
+		return false, fmt.Errorf("%w: log %s: batch of %d bytes, segments hold %d", ErrBatchTooLarge, l, len(batch), l.cfg.SegmentBytes)
 	}
 	s := l.active()
 	if h.BaseOffset < s.next {
-		return fmt.Errorf("%w: log %s: append replicated: base offset %d is below the log end offset %d",
+		return false, fmt.Errorf("%w: log %s: append replicated: base offset %d is below the log end offset %d",
 			ErrOffsetOrder, l, h.BaseOffset, s.next)
 	}
 	if l.shouldRoll(s, h) {
 		if err := l.roll(); err != nil {
-			return l.fail(err)
+			return false, l.fail(err)
 		}
 		s = l.active()
 	}
@@ -55,15 +66,15 @@ func (l *Log) AppendReplicated(batch []byte) error {
 		if last, ok := l.epochs.latest(); !ok || h.PartitionLeaderEpoch > last.epoch {
 			if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
 				if err := l.epochs.write(); err != nil {
-					return l.fail(err)
+					return false, l.fail(err)
 				}
 			}
 		}
 	}
 	if err := s.append(batch, h, l.cfg.IndexIntervalBytes); err != nil {
-		return l.fail(err)
+		return false, l.fail(err)
 	}
-	return nil
+	return l.noteAppendLocked(s.next), nil
 }
 
 // ResetTo deletes every segment and starts the log empty at offset, for a

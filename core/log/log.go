@@ -28,6 +28,11 @@ type Log struct {
 	// data dir's replication-offset-checkpoint; -1 when none is known.
 	// Atomic, so that recording it costs an append nothing.
 	hw atomic.Int64
+	// dirtySince is the clock reading (Unix nanoseconds) no later than the
+	// oldest append not yet covered by an fsync, kept only while FlushMs is
+	// set; 0 when nothing is owed. Atomic, so the flush scheduler reads it
+	// without mu.
+	dirtySince atomic.Int64
 
 	// flushMu serialises fsyncs with each other and with changes that close
 	// segment files (retention, truncation, compaction swaps, close). Taken
@@ -79,6 +84,7 @@ func (l *Log) SetConfig(cfg Config) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cfg = cfg
+	l.resetDirtyLocked()
 }
 
 func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
@@ -183,7 +189,8 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64)
 // into the batch's BaseOffset field in place, and returns that offset. It rolls
 // a new segment first when the batch would overflow the active one, the active
 // segment is older than SegmentMs, its index is full, or the batch's offsets
-// do not fit its relative offsets. It does not fsync.
+// do not fit its relative offsets. It fsyncs (Sync) only when the topic's
+// flush.messages is reached.
 func (l *Log) Append(batch []byte) (baseOffset int64, err error) {
 	h, err := record.ParseHeader(batch)
 	if err != nil {
@@ -208,38 +215,49 @@ func (l *Log) AppendChecked(batch []byte, f record.Facts) (baseOffset int64, err
 	return l.append(batch, f.Header)
 }
 
-// append is Append once the header h of batch was checked.
+// append is Append once the header h of batch was checked. When flush.messages
+// is reached it fsyncs before returning.
 func (l *Log) append(batch []byte, h record.Header) (baseOffset int64, err error) {
+	leo, flush, err := l.appendLocked(batch, h)
+	if err != nil || !flush {
+		return leo, err
+	}
+	return leo, l.Sync()
+}
+
+// appendLocked writes batch under mu and reports whether flush.messages asks
+// for an fsync.
+func (l *Log) appendLocked(batch []byte, h record.Header) (baseOffset int64, flush bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if int64(len(batch)) > l.cfg.SegmentBytes {
-		return 0, fmt.Errorf("%w: log %s: batch of %d bytes, segments hold %d", ErrBatchTooLarge, l, len(batch), l.cfg.SegmentBytes)
+		return 0, false, fmt.Errorf("%w: log %s: batch of %d bytes, segments hold %d", ErrBatchTooLarge, l, len(batch), l.cfg.SegmentBytes)
 	}
 	s := l.active()
 	leo := s.next
 	if leo > math.MaxInt64-int64(h.LastOffsetDelta)-1 {
-		return 0, fmt.Errorf("log: %s: append: offsets past %d overflow", l, leo)
+		return 0, false, fmt.Errorf("log: %s: append: offsets past %d overflow", l, leo)
 	}
 	h.BaseOffset = leo
 	if l.shouldRoll(s, h) {
 		if err := l.roll(); err != nil {
-			return 0, l.fail(err)
+			return 0, false, l.fail(err)
 		}
 		s = l.active()
 	}
 	if h.PartitionLeaderEpoch >= 0 && l.epochs.assign(h.PartitionLeaderEpoch, leo) {
 		if err := l.epochs.write(); err != nil {
-			return 0, l.fail(err)
+			return 0, false, l.fail(err)
 		}
 	}
 	record.SetBaseOffset(batch, leo)
 	if err := s.append(batch, h, l.cfg.IndexIntervalBytes); err != nil {
-		return 0, l.fail(err)
+		return 0, false, l.fail(err)
 	}
-	return leo, nil
+	return leo, l.noteAppendLocked(s.next), nil
 }
 
 // shouldRoll applies Kafka's LogSegment.shouldRoll without jitter.
@@ -331,8 +349,15 @@ func (l *Log) Sync() error {
 		return err
 	}
 	if l.recoveryPoint >= target && len(l.unflushed) == 0 && !l.dirDirty {
+		if l.active().next <= l.recoveryPoint {
+			l.dirtySince.Store(0) // appends need mu for writing: none is in flight
+		}
 		l.mu.RUnlock()
 		return nil
+	}
+	var started int64 // when FlushMs is tracked: no later than any append after target
+	if l.dirtySince.Load() != 0 {
+		started = l.opts.Now().UnixNano()
 	}
 	target = l.active().next
 	pending := append([]*segment(nil), l.unflushed...)
@@ -365,6 +390,7 @@ func (l *Log) Sync() error {
 		l.dirDirty = false
 	}
 	l.recoveryPoint = max(l.recoveryPoint, target)
+	l.flushedLocked(started)
 	return nil
 }
 
@@ -401,6 +427,7 @@ func (l *Log) Close() error {
 		if err == nil {
 			l.recoveryPoint = l.active().next
 			l.unflushed, l.dirDirty = nil, false
+			l.dirtySince.Store(0)
 		} else {
 			err = l.fail(err)
 		}

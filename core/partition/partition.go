@@ -335,6 +335,16 @@ func (p *Partition) Sync() error {
 	return nil
 }
 
+// FlushIfDue fsyncs the log when the topic's flush.ms says its oldest
+// unflushed append is old enough at now, and reports whether it did.
+func (p *Partition) FlushIfDue(now time.Time) (bool, error) {
+	due, err := p.log.FlushIfDue(now)
+	if err != nil {
+		return due, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	return due, nil
+}
+
 // ReadResult is a fetch's view of a partition.
 type ReadResult struct {
 	Records []byte

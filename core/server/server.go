@@ -492,12 +492,11 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 	// restarted replica may show consumers is bounded by them.
 	hwCheckpoint := time.NewTicker(time.Duration(s.cfg.Replication.ReplicaHighWatermarkCheckpointIntervalMs) * time.Millisecond)
 	defer hwCheckpoint.Stop()
-	var flush <-chan time.Time
-	if s.cfg.Log.Durability == config.DurabilityPageCache && s.cfg.Log.FlushIntervalMs > 0 {
-		t := time.NewTicker(time.Duration(s.cfg.Log.FlushIntervalMs) * time.Millisecond)
-		defer t.Stop()
-		flush = t.C
-	}
+	// The flush scheduler (Kafka's log.flush.scheduler.interval.ms) fsyncs
+	// logs whose topic's flush.ms passed since their oldest unflushed append;
+	// a log without flush.ms costs a tick one atomic load.
+	flush := time.NewTicker(time.Duration(s.cfg.Log.FlushSchedulerIntervalMs) * time.Millisecond)
+	defer flush.Stop()
 	for {
 		select {
 		case <-stop:
@@ -527,12 +526,12 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 			if err := logs.CheckpointHighWatermarks(); err != nil {
 				s.logger.Error("high watermark checkpoint failed", "err", err)
 			}
-		case <-flush:
+		case now := <-flush.C:
 			if logs.Offline() != nil {
 				break
 			}
 			for _, p := range b.Partitions.All() {
-				if err := p.Sync(); err != nil {
+				if _, err := p.FlushIfDue(now); err != nil {
 					s.logger.Error("flush failed", "topic", p.Topic, "partition", p.Index, "err", err)
 				}
 			}
