@@ -32,7 +32,7 @@ const clusterAllOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
 // partition but this broker holds no replica of it, otherwise
 // UNKNOWN_TOPIC_OR_PARTITION.
 func (b *Broker) localPartition(topic string, index int32) (*partition.Partition, int16) {
-	if p, ok := b.partition(topic, index); ok {
+	if p, ok := b.Partition(topic, index); ok {
 		return p, 0
 	}
 	if t, ok := b.Controller.Image().Topic(topic); ok && index >= 0 && int(index) < len(t.Partitions) {
