@@ -227,3 +227,39 @@ func produceTxnCode(err error) int16 {
 	}
 	return errCode(err)
 }
+
+// adminErrCode is errCode for the admin APIs: an unknown topic id is
+// UNKNOWN_TOPIC_ID, although the controller's error also matches
+// ErrUnknownTopic.
+func adminErrCode(err error) int16 {
+	if errors.Is(err, controller.ErrUnknownTopicID) {
+		return kerr.UnknownTopicID.Code
+	}
+	return errCode(err)
+}
+
+// apiError is a Kafka error code with the message sent beside it.
+type apiError struct {
+	code int16
+	msg  string
+}
+
+func (e *apiError) message() *string {
+	if e == nil || e.msg == "" {
+		return nil
+	}
+	return strPtr(e.msg)
+}
+
+func newAPIError(code *kerr.Error, msg string) *apiError { return &apiError{code: code.Code, msg: msg} }
+
+// fromErr turns an error from the layers below into an apiError.
+func fromErr(err error) *apiError {
+	if err == nil {
+		return nil
+	}
+	return &apiError{code: adminErrCode(err), msg: err.Error()}
+}
+
+// ErrorCode is the Kafka error code this package answers err with.
+func ErrorCode(err error) int16 { return errCode(err) }
