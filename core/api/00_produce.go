@@ -71,7 +71,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 			case !isLink && !writeAuth.allowed(name), isLink && !alterAuth.allowed(name):
 				fail(kerr.TopicAuthorizationFailed.Code, nil)
 			default:
-				p, ok := b.partition(name, rp.Partition)
+				p, ok := b.Partition(name, rp.Partition)
 				if !ok {
 					fail(kerr.UnknownTopicOrPartition.Code, nil)
 					break
@@ -93,7 +93,7 @@ func (b *Broker) handleProduce(r *protocol.Request) protocol.Reply {
 					break
 				}
 				if req.TransactionID != nil && !isLink {
-					if err := b.verifyTxnProduce(r.Version, *req.TransactionID, p, rp.Records); err != nil {
+					if err := b.VerifyTxnProduce(r.Version, *req.TransactionID, p, rp.Records); err != nil {
 						fail(produceTxnCode(err), err)
 						break
 					}

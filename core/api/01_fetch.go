@@ -135,7 +135,7 @@ func (b *Broker) fetchWaitChans(version int16, parts []fetchsession.Part) []<-ch
 		if !ok {
 			continue
 		}
-		if p, ok := b.partition(name, fp.Partition); ok {
+		if p, ok := b.Partition(name, fp.Partition); ok {
 			chans = append(chans, p.HighWatermarkChanged())
 		}
 	}
@@ -205,7 +205,7 @@ func (b *Broker) fetchOnce(r *protocol.Request, version int16, req *kmsg.FetchRe
 			waitable = false
 			continue
 		}
-		p, ok := b.partition(name, rp.Partition)
+		p, ok := b.Partition(name, rp.Partition)
 		if !ok {
 			spp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			waitable = false

@@ -46,7 +46,7 @@ func (b *Broker) handleListOffsets(r *protocol.Request) protocol.Reply {
 }
 
 func (b *Broker) listOffset(version int16, isolation int8, topic string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
-	p, ok := b.partition(topic, rp.Partition)
+	p, ok := b.Partition(topic, rp.Partition)
 	if !ok {
 		sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		return

@@ -4,6 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -33,7 +34,7 @@ func (b *Broker) handleOffsetCommit(r *protocol.Request) protocol.Reply {
 	read := b.topicAuth(r, sdkauth.OpRead)
 	if r.Version >= 10 {
 		for i := range req.Topics {
-			req.Topics[i].Topic = topicNameByID(im, req.Topics[i].TopicID)
+			req.Topics[i].Topic = broker.TopicNameByID(im, req.Topics[i].TopicID)
 		}
 	}
 	for i, rt := range req.Topics {

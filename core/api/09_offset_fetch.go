@@ -4,6 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -143,7 +144,7 @@ func (b *Broker) handleOffsetFetch(r *protocol.Request) protocol.Reply {
 			if r.Version >= 10 {
 				known := rg.Topics[:0:0]
 				for _, t := range rg.Topics {
-					if t.Topic = topicNameByID(im, t.TopicID); t.Topic == "" {
+					if t.Topic = broker.TopicNameByID(im, t.TopicID); t.Topic == "" {
 						unknownIDs = append(unknownIDs, t)
 						continue
 					}

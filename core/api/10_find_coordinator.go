@@ -63,7 +63,7 @@ func (b *Broker) findCoordinator(r *protocol.Request, keyType int8, key string) 
 		if b.Groups == nil {
 			return fail(kerr.CoordinatorNotAvailable, "")
 		}
-		t, err = b.offsetsTopic()
+		t, err = b.OffsetsTopic()
 	case coordinatorTransaction:
 		if !b.authorize(r, sdkauth.OpDescribe, sdkauth.ResourceTransactionalID, key) {
 			return fail(kerr.TransactionalIDAuthorizationFailed, "")
@@ -71,7 +71,7 @@ func (b *Broker) findCoordinator(r *protocol.Request, keyType int8, key string) 
 		if b.Txns == nil {
 			return fail(kerr.CoordinatorNotAvailable, "")
 		}
-		t, err = b.transactionTopic()
+		t, err = b.TransactionTopic()
 		partitionFor = txn.PartitionFor
 	case coordinatorShare:
 		return b.findShareCoordinator(r, key, c, fail)

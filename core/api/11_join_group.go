@@ -54,7 +54,7 @@ func (b *Broker) handleJoinGroup(r *protocol.Request) protocol.Reply {
 		select {
 		case res := <-wait:
 			if res.Err == nil {
-				if err := b.syncGroups(req.Group); err != nil {
+				if err := b.SyncGroups(req.Group); err != nil {
 					res = group.JoinResponse{Err: group.ErrStorage, MemberID: res.MemberID, Generation: -1}
 				}
 			}

@@ -42,7 +42,7 @@ func (b *Broker) handleSyncGroup(r *protocol.Request) protocol.Reply {
 		case res := <-wait:
 			// The leader's assignment is stored before any member gets it.
 			if res.Err == nil {
-				if err := b.syncGroups(req.Group); err != nil {
+				if err := b.SyncGroups(req.Group); err != nil {
 					res = group.SyncResponse{Err: group.ErrStorage}
 				}
 			}

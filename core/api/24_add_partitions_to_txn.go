@@ -79,7 +79,7 @@ func (b *Broker) addTxnPartitions(r *protocol.Request, id string, pid int64, epo
 			return codes
 		}
 		for i, tp := range tps {
-			set(tp.Topic, tp.Partition, errCode(abortableFor(errs[i], true)))
+			set(tp.Topic, tp.Partition, errCode(txn.AbortableFor(errs[i], true)))
 		}
 		return codes
 	}

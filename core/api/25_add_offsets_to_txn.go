@@ -35,7 +35,7 @@ func (b *Broker) addOffsetsPartition(version, fencedSince int16, implicit bool, 
 	if b.Txns == nil || b.Groups == nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	t, err := b.offsetsTopic()
+	t, err := b.OffsetsTopic()
 	if err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}
@@ -45,12 +45,12 @@ func (b *Broker) addOffsetsPartition(version, fencedSince int16, implicit bool, 
 		req.TransactionVersion = 2
 		// TxnOffsetCommit v5+ comes to the group coordinator, which may not
 		// coordinate the transaction: it adds the partition there.
-		c, err := b.txnCoordinatorOf(id)
+		c, err := b.TxnCoordinatorOf(id)
 		if err != nil {
 			return b.txnCode(err, version, fencedSince)
 		}
 		if c != b.Config.NodeID {
-			return b.txnCode(b.addPartitionsRemote(c, req), version, fencedSince)
+			return b.txnCode(b.AddPartitionsRemote(c, req), version, fencedSince)
 		}
 	}
 	err = b.Txns.AddPartitions(req)

@@ -54,11 +54,11 @@ func (b *Broker) handleWriteTxnMarkers(r *protocol.Request) protocol.Reply {
 }
 
 func (b *Broker) writeMarker(ctx context.Context, topic string, idx int32, m partition.TxnMarker) int16 {
-	p, ok := b.partition(topic, idx)
+	p, ok := b.Partition(topic, idx)
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	if err := b.appendMarker(ctx, p, m); err != nil {
+	if err := b.AppendTxnMarker(ctx, p, m); err != nil {
 		b.Logger.Warn("transaction marker refused", "topic", topic, "partition", idx, "producer_id", m.ProducerID, "err", err)
 		if errors.Is(err, partition.ErrStorage) {
 			return kerr.KafkaStorageError.Code

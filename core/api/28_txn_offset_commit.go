@@ -4,6 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/broker"
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/group"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -21,7 +22,7 @@ func (b *Broker) handleTxnOffsetCommit(r *protocol.Request) protocol.Reply {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	if r.Version >= 6 {
 		for i := range req.Topics {
-			req.Topics[i].Topic = topicNameByID(b.Controller.Image(), req.Topics[i].TopicID)
+			req.Topics[i].Topic = broker.TopicNameByID(b.Controller.Image(), req.Topics[i].TopicID)
 		}
 	}
 	// pre holds, in request order, each partition's answer decided before the

@@ -112,8 +112,8 @@ func (b *Broker) describeTopicConfigs(im *controller.Image, topic string, wanted
 		if v, ok := overrides[def.Name]; ok {
 			syns = append(syns, synonym(def.Name, v, kmsg.ConfigSourceDynamicTopicConfig, def.Sensitive))
 		}
-		if bc, ok := brokerConfigByName()[def.BrokerSynonym]; ok {
-			syns = append(syns, bc.synonyms(&b.Config)...)
+		if bc, ok := config.BrokerSettingByName()[def.BrokerSynonym]; ok {
+			syns = append(syns, brokerSynonyms(bc, &b.Config)...)
 		}
 		c := configEntry(def.Name, eff[def.Name], def.Type, def.Doc, def.Sensitive, syns, opts)
 		out = append(out, c)
@@ -127,17 +127,17 @@ func (b *Broker) describeTopicConfigs(im *controller.Image, topic string, wanted
 func (b *Broker) describeBrokerConfigs(im *controller.Image, wanted func(string) bool, opts describeOpts) []kmsg.DescribeConfigsResponseResourceConfig {
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	node := itoa(int64(b.Config.NodeID))
-	for _, bc := range brokerConfigs() {
-		if !wanted(bc.name) {
+	for _, bc := range config.BrokerSettings() {
+		if !wanted(bc.Name) {
 			continue
 		}
-		if bc.dynamic {
-			syns := bc.dynamicSynonyms(im, node)
-			out = append(out, configEntry(bc.name, synonymValue(syns[0]), bc.typ, bc.doc, bc.sensitive, syns, opts))
+		if bc.Dynamic {
+			syns := dynamicSynonyms(bc, im, node)
+			out = append(out, configEntry(bc.Name, synonymValue(syns[0]), bc.Type, bc.Doc, bc.Sensitive, syns, opts))
 			continue
 		}
-		v, ok := bc.value(&b.Config)
-		c := configEntry(bc.name, v, bc.typ, bc.doc, bc.sensitive, bc.synonyms(&b.Config), opts)
+		v, ok := bc.Value(&b.Config)
+		c := configEntry(bc.Name, v, bc.Type, bc.Doc, bc.Sensitive, brokerSynonyms(bc, &b.Config), opts)
 		if !ok {
 			c.Value = nil
 		}
@@ -152,12 +152,12 @@ func (b *Broker) describeBrokerConfigs(im *controller.Image, wanted func(string)
 func (b *Broker) describeBrokerDefaults(im *controller.Image, wanted func(string) bool, opts describeOpts) []kmsg.DescribeConfigsResponseResourceConfig {
 	out := []kmsg.DescribeConfigsResponseResourceConfig{}
 	set := im.BrokerConfig("")
-	for _, bc := range brokerConfigs() {
-		if _, ok := set[bc.name]; !ok || !bc.dynamic || !wanted(bc.name) {
+	for _, bc := range config.BrokerSettings() {
+		if _, ok := set[bc.Name]; !ok || !bc.Dynamic || !wanted(bc.Name) {
 			continue
 		}
-		syns := bc.dynamicSynonyms(im, "")
-		out = append(out, configEntry(bc.name, synonymValue(syns[0]), bc.typ, bc.doc, bc.sensitive, syns, opts))
+		syns := dynamicSynonyms(bc, im, "")
+		out = append(out, configEntry(bc.Name, synonymValue(syns[0]), bc.Type, bc.Doc, bc.Sensitive, syns, opts))
 	}
 	return out
 }

@@ -44,7 +44,7 @@ func (b *Broker) handleDescribeLogDirs(r *protocol.Request) protocol.Reply {
 		path = abs
 	}
 	dir.Dir = path
-	total, usable, err := diskSpace(path)
+	total, usable, err := log.DiskSpace(path)
 	if err != nil {
 		b.Logger.Warn("log dir unreadable", "dir", path, "err", err)
 		dir.ErrorCode = kerr.KafkaStorageError.Code

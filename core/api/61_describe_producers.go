@@ -21,7 +21,7 @@ func (b *Broker) handleDescribeProducers(r *protocol.Request) protocol.Reply {
 		for _, idx := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = idx
-			p, ok := b.partition(rt.Topic, idx)
+			p, ok := b.Partition(rt.Topic, idx)
 			switch {
 			case !readAuth.allowed(rt.Topic):
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code

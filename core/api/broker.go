@@ -29,15 +29,10 @@ import (
 // state of this package.
 type Broker struct {
 	*broker.Broker
-	// Done is closed when the broker shuts down; long polls end early.
-	Done <-chan struct{}
 	// Security authenticates SASL clients and authorizes requests.
 	Security Security
 	// ISR changes the ISR of the partitions led here; nil never changes it.
 	ISR *replication.ISR
-	// Peers sends transaction markers and verifications to other brokers;
-	// nil reaches no other broker (a lone broker leads everything).
-	Peers *replication.Peers
 	// ProducerIDs hands out producer ids from blocks the controller
 	// reserves; nil answers InitProducerID with COORDINATOR_NOT_AVAILABLE.
 	ProducerIDs *txn.ProducerIDs
@@ -50,9 +45,6 @@ type Broker struct {
 
 	shareOnce sync.Once // builds shr
 	shr       *coordinator.Coordinator
-
-	markersOnce sync.Once // builds markers
-	markers     *txn.Markers
 
 	sessOnce sync.Once
 	sessions *fetchsession.Cache // consumer fetch sessions; see fetchSessions
@@ -125,25 +117,14 @@ func (b *Broker) adminCtx(r *protocol.Request, timeoutMs int32) (context.Context
 	return controller.WithPrincipal(ctx, r.Conn.Principal()), cancel
 }
 
-// withPeer calls send with the client of broker id on its inter-broker
-// listener, under a context bounded by the broker's life.
-func (b *Broker) withPeer(id int32, channel replication.Channel, send func(ctx context.Context, cl kmsg.Requestor) error) error {
-	if b.Peers == nil {
-		return fmt.Errorf("api: broker %d: this broker has no inter-broker clients", id)
-	}
-	ctx, cancel := b.ctx(0)
-	defer cancel()
-	return b.Peers.Send(ctx, id, b.replicaAddr(b.Controller.Image(), id), channel, send)
-}
-
 // AdminView is the broker's read-only view for the admin API and the
 // console: the owners the Kafka handlers ask, seen through httpapi.
 func (b *Broker) AdminView() *httpapi.BrokerView {
 	return &httpapi.BrokerView{
 		Config: b.Config, Controller: b.Controller, Partitions: b.Partitions,
-		Partition:        b.partition,
+		Partition:        b.Partition,
 		TopicConfig:      b.TopicConfig,
-		PartitionConfig:  b.partitionConfig,
+		PartitionConfig:  b.TopicPartitionConfig,
 		GroupCoordinator: b.Groups, ExtensionSet: b.Extensions, Share: b.share,
 		Authorizer: func() sdkauth.Authorizer {
 			if b.Security.Authorizer == nil {
@@ -189,14 +170,16 @@ func (b *Broker) now() time.Time {
 type shareBroker struct{ b *Broker }
 
 func (s shareBroker) Partition(topic string, index int32) (*partition.Partition, bool) {
-	return s.b.partition(topic, index)
+	return s.b.Partition(topic, index)
 }
 
 func (s shareBroker) Image() *controller.Image { return s.b.Controller.Image() }
 
 func (s shareBroker) EnsureInternalTopic(name string, partitions int32, rf int16, configFor func(int16) map[string]string) (*controller.Topic, error) {
-	return s.b.ensureInternalTopic(internalTopic{name: name, partitions: partitions, replicationFactor: rf,
-		configFor: configFor, unavailable: coordinator.ErrCoordinatorNotAvailable})
+	ctx, cancel := s.b.ctx(0)
+	defer cancel()
+	return s.b.EnsureInternalTopic(ctx, broker.InternalTopic{Name: name, Partitions: partitions, ReplicationFactor: rf,
+		ConfigFor: configFor, Unavailable: coordinator.ErrCoordinatorNotAvailable})
 }
 
 func (s shareBroker) GroupPartition(group string) *partition.Partition {
@@ -207,7 +190,7 @@ func (s shareBroker) GroupPartition(group string) *partition.Partition {
 }
 
 func (s shareBroker) Send(id int32, req kmsg.Request) (resp kmsg.Response, err error) {
-	err = s.b.withPeer(id, replication.ChannelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
+	err = s.b.SendPeer(id, replication.ChannelShareState, func(ctx context.Context, cl kmsg.Requestor) error {
 		resp, err = cl.Request(ctx, req)
 		return err
 	})

@@ -121,7 +121,7 @@ var errMap = []struct {
 	// The transaction coordinator and the partitions' transactional checks.
 	// errTransactionAbortable comes before txn.ErrNotInTransaction, which
 	// it wraps.
-	{errTransactionAbortable, kerr.TransactionAbortable},
+	{txn.ErrTransactionAbortable, kerr.TransactionAbortable},
 	{txn.ErrNotCoordinator, kerr.NotCoordinator},
 	{txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
 	{txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
@@ -179,3 +179,87 @@ func shareErrCode(err error) int16 {
 	}
 	return errCode(err)
 }
+
+// groupCode is errCode for a group API, COORDINATOR_NOT_AVAILABLE while no
+// coordinator is wired in.
+func (b *Broker) groupCode(err error) int16 {
+	if b.Groups == nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return errCode(err)
+}
+
+// txnCode is errCode for a transaction API of the given version: clients
+// before KIP-588 (fencedSince) know PRODUCER_FENCED as INVALID_PRODUCER_EPOCH.
+func (b *Broker) txnCode(err error, version, fencedSince int16) int16 {
+	if b.Txns == nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	code := errCode(err)
+	var ke *kerr.Error
+	if code == kerr.UnknownServerError.Code && errors.As(err, &ke) {
+		// A remote coordinator's answer, passed on as it came.
+		code = ke.Code
+	}
+	if code == kerr.ProducerFenced.Code && version < fencedSince {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}
+
+// produceTxnCode chooses a Produce error code for a failed verification,
+// as Kafka does: coordinator trouble is retriable NOT_ENOUGH_REPLICAS,
+// fencing is INVALID_PRODUCER_EPOCH.
+func produceTxnCode(err error) int16 {
+	switch {
+	case errors.Is(err, txn.ErrNotCoordinator), errors.Is(err, txn.ErrCoordinatorLoadInProgress),
+		errors.Is(err, txn.ErrCoordinatorNotAvailable), errors.Is(err, txn.ErrStorage):
+		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, txn.ErrProducerFenced):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, txn.ErrConcurrentTransactions):
+		return kerr.ConcurrentTransactions.Code
+	}
+	// Any other answer of a remote coordinator is passed on as it came.
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return errCode(err)
+}
+
+// adminErrCode is errCode for the admin APIs: an unknown topic id is
+// UNKNOWN_TOPIC_ID, although the controller's error also matches
+// ErrUnknownTopic.
+func adminErrCode(err error) int16 {
+	if errors.Is(err, controller.ErrUnknownTopicID) {
+		return kerr.UnknownTopicID.Code
+	}
+	return errCode(err)
+}
+
+// apiError is a Kafka error code with the message sent beside it.
+type apiError struct {
+	code int16
+	msg  string
+}
+
+func (e *apiError) message() *string {
+	if e == nil || e.msg == "" {
+		return nil
+	}
+	return strPtr(e.msg)
+}
+
+func newAPIError(code *kerr.Error, msg string) *apiError { return &apiError{code: code.Code, msg: msg} }
+
+// fromErr turns an error from the layers below into an apiError.
+func fromErr(err error) *apiError {
+	if err == nil {
+		return nil
+	}
+	return &apiError{code: adminErrCode(err), msg: err.Error()}
+}
+
+// ErrorCode is the Kafka error code this package answers err with.
+func ErrorCode(err error) int16 { return errCode(err) }

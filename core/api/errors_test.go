@@ -98,7 +98,7 @@ func TestErrCodeSentinels(t *testing.T) {
 		{"share.ErrShareSessionNotFound", share.ErrShareSessionNotFound, kerr.ShareSessionNotFound},
 		{"share.ErrInvalidShareSessionEpoch", share.ErrInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
 		{"share.ErrShareSessionLimitReached", share.ErrShareSessionLimitReached, kerr.ShareSessionLimitReached},
-		{"errTransactionAbortable", errTransactionAbortable, kerr.TransactionAbortable},
+		{"txn.ErrTransactionAbortable", txn.ErrTransactionAbortable, kerr.TransactionAbortable},
 		{"txn.ErrNotCoordinator", txn.ErrNotCoordinator, kerr.NotCoordinator},
 		{"txn.ErrCoordinatorLoadInProgress", txn.ErrCoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
 		{"txn.ErrCoordinatorNotAvailable", txn.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
@@ -133,8 +133,8 @@ func TestErrCodePrecedence(t *testing.T) {
 		err  error
 		want *kerr.Error
 	}{
-		{"abortable over not in transaction", fmt.Errorf("%w: %w", errTransactionAbortable, txn.ErrNotInTransaction), kerr.TransactionAbortable},
-		{"not in transaction over abortable", fmt.Errorf("%w: %w", txn.ErrNotInTransaction, errTransactionAbortable), kerr.TransactionAbortable},
+		{"abortable over not in transaction", fmt.Errorf("%w: %w", txn.ErrTransactionAbortable, txn.ErrNotInTransaction), kerr.TransactionAbortable},
+		{"not in transaction over abortable", fmt.Errorf("%w: %w", txn.ErrNotInTransaction, txn.ErrTransactionAbortable), kerr.TransactionAbortable},
 		{"partition not leader over group storage", fmt.Errorf("%w: %w", group.ErrStorage, partition.ErrNotLeader), kerr.NotLeaderForPartition},
 		{"partition min ISR over txn storage", fmt.Errorf("%w: %w", txn.ErrStorage, partition.ErrNotEnoughReplicas), kerr.NotEnoughReplicas},
 		{"timeout over group storage", fmt.Errorf("%w: %w", group.ErrStorage, context.DeadlineExceeded), kerr.RequestTimedOut},

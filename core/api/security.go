@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/auth"
 	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/httpapi"
 	"github.com/gregorbroker/gregor/core/protocol"
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
 )
@@ -280,4 +282,26 @@ func endpoint(br controller.Broker, r *protocol.Request) (host string, port int3
 		}
 	}
 	return "", 0, false
+}
+
+// The Kafka-facing half of produce over HTTP (httpapi.BrokerProducer does
+// the rest): WRITE on the topic is authorized by the Kafka listeners'
+// authorizer and append errors get Kafka Produce's error codes.
+
+// AuthorizeHTTPWrite refuses a principal the authorizer does not let WRITE
+// to topic, with an error wrapping httpapi.ErrNotAuthorized; with no
+// authorizer every write is allowed.
+func (b *Broker) AuthorizeHTTPWrite(ctx context.Context, principal sdkauth.Principal, topic string) error {
+	a := b.Security.Authorizer
+	if a == nil {
+		return nil
+	}
+	b.syncACLs()
+	act := []sdkauth.Action{{Principal: principal, Host: httpapi.ClientHost(ctx), Operation: sdkauth.OpWrite,
+		Resource: sdkauth.Resource{Type: sdkauth.ResourceTopic, Name: topic, Pattern: sdkauth.PatternLiteral}}}
+	dec := make([]sdkauth.Decision, 1)
+	if err := a.Authorize(ctx, act, dec); err != nil || dec[0] != sdkauth.Allow {
+		return fmt.Errorf("%w: %s may not write to %s", httpapi.ErrNotAuthorized, principal, topic)
+	}
+	return nil
 }

@@ -1,10 +1,14 @@
 package api
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregorbroker/gregor/core/broker"
+	"github.com/gregorbroker/gregor/core/txn"
 )
 
 // A remote coordinator's AddPartitionsToTxn answer reaches the producer
@@ -39,14 +43,14 @@ func TestRemoteVerificationCodes(t *testing.T) {
 			tt.Partitions = append(tt.Partitions, p)
 			rt.Topics = append(rt.Topics, tt)
 			resp.Transactions = append(resp.Transactions, rt)
-			err := abortableFor(txnErrorFor(firstTxnCode(resp, "tx"), 2), tc.produceV11)
+			err := txn.AbortableFor(broker.AddPartitionsAnswer(resp, "tx", 2), tc.produceV11)
 			if got := produceTxnCode(err); err == nil && tc.want != 0 || err != nil && got != tc.want {
 				t.Fatalf("code %d (%v), want %d", got, err, tc.want)
 			}
 		})
 	}
 	// A transaction missing from the answer is not taken as verified.
-	if code := firstTxnCode(kmsg.NewPtrAddPartitionsToTxnResponse(), "tx"); code != kerr.CoordinatorNotAvailable.Code {
-		t.Fatalf("empty answer: code %d", code)
+	if err := broker.AddPartitionsAnswer(kmsg.NewPtrAddPartitionsToTxnResponse(), "tx", 2); produceTxnCode(err) != kerr.NotEnoughReplicas.Code || !errors.Is(err, txn.ErrCoordinatorNotAvailable) {
+		t.Fatalf("empty answer: %v", err)
 	}
 }

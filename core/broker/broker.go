@@ -45,6 +45,13 @@ type Broker struct {
 	// Throttle holds the replication quotas (leader and follower side),
 	// set from the metadata image; nil never throttles.
 	Throttle *replication.Throttle
+	// Peers sends transaction markers, verifications and share-state
+	// requests to other brokers; nil reaches no other broker (a lone
+	// broker leads everything).
+	Peers *replication.Peers
+	// Done is closed when the broker shuts down; requests to peers and
+	// long polls end early.
+	Done <-chan struct{}
 
 	applier applier
 
@@ -54,6 +61,9 @@ type Broker struct {
 
 	// groupTopics is the topic list consumer groups assign from (GroupTopics).
 	groupTopics topicsCache
+
+	markersOnce sync.Once // builds markers
+	markers     *txn.Markers
 }
 
 // partitionWait bounds how long a lookup waits for the applier to open a

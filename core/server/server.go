@@ -245,10 +245,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		Partitions: partition.NewSet(),
 		Logger:     s.logger,
 		Now:        s.now,
+		Done:       done,
 	}
 	broker := &api.Broker{
 		Broker: hosted,
-		Done:   done,
 		Telemetry: telemetry.NewStore(telemetry.Config{
 			MaxBytes: s.cfg.Telemetry.MaxBytes, MaxSeries: s.cfg.Telemetry.MaxSeries, Now: s.now,
 		}),
@@ -293,7 +293,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		},
 	})
 	broker.ProducerIDs = txn.NewProducerIDs(ctrl, txn.ProducerIDBlock)
-	broker.Txns = txn.New(api.TxnConfig(s.cfg), txn.Options{
+	broker.Txns = txn.New(txn.ConfigFrom(s.cfg), txn.Options{
 		Now: s.now, Logger: s.logger, AllocateProducerID: broker.AllocateProducerID, WriteMarker: broker.WriteTxnMarker,
 	})
 	replCtx, replCancel := context.WithCancel(context.Background())

@@ -1,6 +1,9 @@
 package txn
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of the coordinator; the protocol edge maps each to a Kafka code.
 var (
@@ -25,3 +28,18 @@ var (
 	// ErrCorrupt is a __transaction_state record that does not decode.
 	ErrCorrupt = errors.New("txn: corrupt transaction log record")
 )
+
+// ErrTransactionAbortable is an error the client can get past by aborting
+// its transaction (TRANSACTION_ABORTABLE, KIP-890).
+var ErrTransactionAbortable = errors.New("txn: transaction abortable")
+
+// AbortableFor turns a partition missing from the transaction into
+// ErrTransactionAbortable for clients that know that code: Produce v11+ and
+// the broker-to-coordinator AddPartitionsToTxn v4+. Older clients get
+// INVALID_TXN_STATE, as from Kafka 4.x.
+func AbortableFor(err error, supported bool) error {
+	if supported && errors.Is(err, ErrNotInTransaction) {
+		return fmt.Errorf("%w: %w", ErrTransactionAbortable, err)
+	}
+	return err
+}

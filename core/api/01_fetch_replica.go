@@ -135,7 +135,7 @@ func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, nam
 	if !known {
 		return kerr.UnknownTopicID.Code, 0, false
 	}
-	p, ok := b.partition(name, rp.Partition)
+	p, ok := b.Partition(name, rp.Partition)
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, 0, false
 	}

@@ -1,16 +1,16 @@
 //go:build unix
 
-package api
+package log
 
 import (
 	"math"
 	"syscall"
 )
 
-// diskSpace returns the total and usable bytes of the file system holding
+// DiskSpace returns the total and usable bytes of the file system holding
 // path, as Java's FileStore reports them (usable: what an unprivileged
 // process may still write).
-func diskSpace(path string) (total, usable int64, err error) {
+func DiskSpace(path string) (total, usable int64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
 		return -1, -1, err

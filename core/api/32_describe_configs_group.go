@@ -1,9 +1,6 @@
 package api
 
 import (
-	"strconv"
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -65,11 +62,4 @@ func (b *Broker) checkGroupConfigOps(c configChange) *apiError {
 		}
 	}
 	return nil
-}
-
-func parseInt(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
-
-func parseMillis(v string) (time.Duration, error) {
-	n, err := parseInt(v)
-	return time.Duration(n) * time.Millisecond, err
 }

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package api
-
-// diskSpace is unknown off Unix; DescribeLogDirs then reports -1, as Kafka
-// does when it cannot tell.
-func diskSpace(string) (total, usable int64, err error) { return -1, -1, nil }
