@@ -159,3 +159,33 @@ func TestStoppedInstanceIsReplacedWithoutLeaks(t *testing.T) {
 		t.Fatalf("goroutines %d after 30 replaced instances, %d before", n, before)
 	}
 }
+
+// A module the rewriter cannot read (here SIMD) keeps wazero's
+// close-on-context-done: its infinite loop still stops at the limit.
+func TestUninstrumentableModuleKeepsTheLimit(t *testing.T) {
+	ctx := context.Background()
+	// loop { i32.const 0; i8x16.splat; drop; br 0 }
+	body := append([]byte{opLoop, 0x40, opI32Const, 0, 0xFD, 15, 0x1a, opBr, 0, opEnd}, i32c(0)...)
+	wasm := partitionerModule(partitionFn(body))
+	if _, err := instrument(wasm); !errors.Is(err, errUninstrumentable) {
+		t.Fatalf("instrument: %v, want errUninstrumentable", err)
+	}
+	o := Options{CallTimeout: 100 * time.Millisecond}
+	c, err := compile(ctx, wasm, KindPartitioner, o.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.stoppable {
+		t.Error("a SIMD module was instrumented")
+	}
+	c.close(ctx)
+	p, err := LoadPartitioner(ctx, writeModule(t, wasm), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	err = callWithin(t, 5*time.Second, func() error { return p.PartitionBatch(keyed("a"), 4, make([]int32, 1)) })
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+}
