@@ -134,11 +134,27 @@ func (c *compiled) instantiate(ctx context.Context, kind Kind, o Options) (*inst
 	tail := &tailWriter{w: o.Stderr}
 	mc := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
 		WithStdout(tail).
 		WithStderr(tail)
-	mod, err := c.rt.InstantiateModule(ctx, c.code, mc)
+	ictx := ctx
+	if c.stoppable {
+		// The start functions run below, under the watchdog: the
+		// instrumented code ignores a context's end.
+		mc = mc.WithStartFunctions()
+	} else {
+		mc = mc.WithStartFunctions("_initialize")
+		if o.CallTimeout > 0 {
+			// close-on-context-done stops a start function that overruns.
+			var cancel context.CancelFunc
+			ictx, cancel = context.WithTimeout(ctx, o.CallTimeout)
+			defer cancel()
+		}
+	}
+	mod, err := c.rt.InstantiateModule(ictx, c.code, mc)
 	if err != nil {
+		if ictx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("%w: %w after %v%s", ErrInstantiate, ErrTimeout, o.CallTimeout, tail.quote())
+		}
 		return nil, fmt.Errorf("%w: %w%s", ErrInstantiate, err, tail.quote())
 	}
 	in := &instance{mod: mod, mem: mod.Memory(), stderr: tail, limit: uint64(o.MemoryLimitPages) * 65536, stack: make([]uint64, 4)}
@@ -149,6 +165,14 @@ func (c *compiled) instantiate(ctx context.Context, kind Kind, o Options) (*inst
 			return nil, fmt.Errorf("%w: %s is not a mutable global", ErrInstantiate, stopGlobal)
 		}
 		in.watch = newWatchdog(g)
+		for _, name := range []string{startExport, "_initialize"} {
+			if f := mod.ExportedFunction(name); f != nil {
+				if err := in.invoke(ctx, f, o); err != nil {
+					in.close(ctx)
+					return nil, fmt.Errorf("%w: %s: %w", ErrInstantiate, name, err)
+				}
+			}
+		}
 	}
 	in.alloc = mod.ExportedFunction(abi.ExportAlloc)
 	if kind != "" {
@@ -199,6 +223,9 @@ type Info struct {
 func describe(code wazero.CompiledModule) Info {
 	var info Info
 	for name, def := range code.ExportedFunctions() {
+		if name == startExport {
+			continue // instrument's, not the module's
+		}
 		info.Exports = append(info.Exports, name+sigString(def.ParamTypes(), def.ResultTypes()))
 	}
 	sort.Strings(info.Exports)

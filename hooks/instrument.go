@@ -10,17 +10,32 @@ import (
 // to 1 from another goroutine to stop a call that overran its limit.
 const stopGlobal = "gregor_stop"
 
+// startExport is the name under which instrument exports a module's start
+// function, whose section it removes: the host calls it under the limit
+// once the watchdog is armed, where the start section would run it inside
+// instantiation with no limit at all.
+const startExport = "gregor_start"
+
+// maxGrowth bounds the instrumented code section to maxGrowth times the
+// original (plus a page): a module of nothing but loops would otherwise
+// grow ~16x at load. Beyond it the module keeps wazero's check.
+const maxGrowth = 4
+
 var errUninstrumentable = errors.New("hooks: module uses instructions the stop check does not know")
 
-// instrument returns a copy of a module in which every loop body starts
-// with `global.get $gregor_stop; if; unreachable; end`, $gregor_stop being
-// a new exported mutable i32 global. A loop iteration then costs a load and
-// a branch instead of wazero's close-on-context-done check, which leaves
-// the compiled code for Go at every loop iteration (10-20x the cost of a
-// batch). Recursion without a loop ends in a stack overflow trap, so loops
-// are the only way a call runs forever. Modules with instructions outside
-// what this decoder knows (SIMD, threads, exceptions) are refused with
-// errUninstrumentable and keep wazero's check.
+// instrument returns a copy of a module in which every loop body and every
+// function body starts with `global.get $gregor_stop; if; unreachable;
+// end`, $gregor_stop being a new exported mutable i32 global. A loop
+// iteration or a call then costs a load and a branch instead of wazero's
+// close-on-context-done check, which leaves the compiled code for Go at
+// every loop iteration (10-20x the cost of a batch). Loops and calls are
+// the only ways back to code already run: a call runs long only by looping
+// or by calling (a recursion of bounded depth still makes 2^depth calls).
+// The start section becomes the export startExport. Modules with
+// instructions outside what this decoder knows (SIMD, threads, exceptions)
+// are refused with errUninstrumentable and keep wazero's check, as are
+// modules whose code names a global index at or past the ones added (the
+// original is invalid; instrumented, the guest could clear its own stop).
 func instrument(wasm []byte) ([]byte, error) {
 	r := &wreader{b: wasm, i: 8}
 	if len(wasm) < 8 {
@@ -55,7 +70,11 @@ func instrument(wasm []byte) ([]byte, error) {
 			}
 		}
 	}
+	if uint64(importedGlobals)+uint64(definedGlobals) > 1<<31 {
+		return nil, errUninstrumentable
+	}
 	idx := importedGlobals + definedGlobals
+	start, hasStart := uint32(0), false
 	// The new globals, both mutable i32: the stop flag (0) and the fuel
 	// (loopFuel).
 	newGlobal := []byte{0x7F, 0x01, 0x41, 0x00, 0x0B, 0x7F, 0x01, 0x41}
@@ -72,6 +91,15 @@ func instrument(wasm []byte) ([]byte, error) {
 	// order ranks non-custom sections as the binary format orders them.
 	order := map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
 	for _, s := range sections {
+		if s.id == 8 {
+			br := &wreader{b: s.body}
+			start, hasStart = br.u32(), true
+			if br.err != nil || br.i != len(br.b) {
+				return nil, errUninstrumentable
+			}
+		}
+	}
+	for _, s := range sections {
 		if s.id != 0 && !globalDone && order[s.id] > order[6] {
 			put(6, append(binary.AppendUvarint(nil, 2), newGlobal...))
 			globalDone = true
@@ -85,16 +113,29 @@ func instrument(wasm []byte) ([]byte, error) {
 			put(6, append(body, newGlobal...))
 			globalDone = true
 		case 7:
-			br := &wreader{b: s.body}
-			n := br.u32()
-			body := binary.AppendUvarint(nil, uint64(n+1))
-			body = append(body, s.body[br.i:]...)
+			n, at, err := checkExports(s.body, idx)
+			if err != nil {
+				return nil, err
+			}
+			added := uint64(1)
+			if hasStart {
+				added++
+			}
+			body := binary.AppendUvarint(nil, uint64(n)+added)
+			body = append(body, s.body[at:]...)
 			body = binary.AppendUvarint(body, uint64(len(stopGlobal)))
 			body = append(body, stopGlobal...)
 			body = append(body, 0x03)
 			body = binary.AppendUvarint(body, uint64(idx))
+			if hasStart {
+				body = binary.AppendUvarint(body, uint64(len(startExport)))
+				body = append(body, startExport...)
+				body = append(body, 0x00)
+				body = binary.AppendUvarint(body, uint64(start))
+			}
 			put(7, body)
 			exportDone = true
+		case 8: // called by the host under the limit (startExport)
 		case 10:
 			body, err := instrumentCode(s.body, idx)
 			if err != nil {
@@ -109,6 +150,28 @@ func instrument(wasm []byte) ([]byte, error) {
 		return nil, errUninstrumentable
 	}
 	return out, nil
+}
+
+// checkExports reads the export section: its count and where the exports
+// start, or errUninstrumentable when it names a global index at or past
+// nglobals (the ones instrument adds) or already exports a name
+// instrument adds.
+func checkExports(body []byte, nglobals uint32) (n uint32, at int, err error) {
+	r := &wreader{b: body}
+	n = r.u32()
+	at = r.i
+	for i := uint32(0); i < n && r.err == nil; i++ {
+		name := string(r.take(int(r.u32())))
+		kind := r.byte()
+		index := r.u32()
+		if name == stopGlobal || name == startExport || kind == 0x03 && index >= nglobals {
+			return 0, 0, errUninstrumentable
+		}
+	}
+	if r.err != nil || r.i != len(body) || n > 1<<31 {
+		return 0, 0, errUninstrumentable
+	}
+	return n, at, nil
 }
 
 func countImportedGlobals(body []byte) (uint32, error) {
@@ -152,15 +215,19 @@ func instrumentCode(body []byte, stop uint32) ([]byte, error) {
 	r := &wreader{b: body}
 	n := r.u32()
 	out := binary.AppendUvarint(nil, uint64(n))
+	limit := maxGrowth*len(body) + 4096
 	for i := uint32(0); i < n; i++ {
 		size := r.u32()
 		fn := r.take(int(size))
 		if r.err != nil {
 			return nil, r.err
 		}
-		nb, err := instrumentFunc(fn, check)
+		nb, err := instrumentFunc(fn, check, stop)
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", i, err)
+		}
+		if len(out)+len(nb) > limit {
+			return nil, errUninstrumentable
 		}
 		out = binary.AppendUvarint(out, uint64(len(nb)))
 		out = append(out, nb...)
@@ -171,7 +238,9 @@ func instrumentCode(body []byte, stop uint32) ([]byte, error) {
 	return out, nil
 }
 
-func instrumentFunc(fn []byte, check []byte) ([]byte, error) {
+// instrumentFunc rewrites one function body; nglobals is the module's
+// global count before instrument's (the index of gregor_stop).
+func instrumentFunc(fn []byte, check []byte, nglobals uint32) ([]byte, error) {
 	r := &wreader{b: fn}
 	groups := r.u32()
 	for g := uint32(0); g < groups && r.err == nil; g++ {
@@ -183,6 +252,7 @@ func instrumentFunc(fn []byte, check []byte) ([]byte, error) {
 	}
 	out := make([]byte, 0, len(fn)+len(fn)/16)
 	out = append(out, fn[:r.i]...)
+	out = append(out, check...) // a call is a way back, like a loop
 	for !r.done() {
 		start := r.i
 		op := r.byte()
@@ -193,6 +263,10 @@ func instrumentFunc(fn []byte, check []byte) ([]byte, error) {
 			isLoop = op == 0x03
 		case op == 0x00 || op == 0x01 || op == 0x05 || op == 0x0B || op == 0x0F || op == 0x1A || op == 0x1B || op == 0xD1:
 		case op >= 0x45 && op <= 0xC4: // numeric, sign extension
+		case op == 0x23 || op == 0x24: // global.get, global.set
+			if r.u32() >= nglobals && r.err == nil {
+				return nil, errUninstrumentable
+			}
 		case op == 0x0C || op == 0x0D || op == 0x10 || op == 0x12 || (op >= 0x20 && op <= 0x26) || op == 0xD2:
 			r.u32()
 		case op == 0x0E: // br_table

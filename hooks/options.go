@@ -27,8 +27,8 @@ type Options struct {
 	// MemoryLimitPages caps the guest's linear memory in 64 KiB pages.
 	// Default 1024 (64 MiB).
 	MemoryLimitPages uint32
-	// CallTimeout bounds every call of an untrusted module; 0 means
-	// DefaultCallTimeout. The module is instrumented at load so that a
+	// CallTimeout bounds every call of an untrusted module, its start
+	// function and _initialize included; 0 means DefaultCallTimeout. The module is instrumented at load so that a
 	// watchdog can stop it (instrument.go, watchdog.go); one the rewriter
 	// cannot read falls back to wazero's close-on-context-done, which
 	// leaves native code for the host at every loop iteration.

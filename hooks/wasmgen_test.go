@@ -36,6 +36,7 @@ type wmodule struct {
 	pages     uint32 // initial memory pages; memory is exported as "memory" unless noMemory
 	noMemory  bool
 	functions []wfunc
+	start     int // 1 + the index of the start function; 0 for none
 }
 
 func uleb(v uint32) []byte {
@@ -118,6 +119,9 @@ func (m wmodule) bytes() []byte {
 		out = append(out, section(5, vec(1, append([]byte{0x00}, uleb(m.pages)...)))...)
 	}
 	out = append(out, section(7, vec(nexports, exports))...)
+	if m.start > 0 {
+		out = append(out, section(8, uleb(uint32(m.start-1)))...)
+	}
 	out = append(out, section(10, vec(len(m.functions), code))...)
 	return out
 }
