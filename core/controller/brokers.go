@@ -210,7 +210,9 @@ func (c *Controller) takeLogDirOffline(ctx context.Context, im *Image, br Broker
 }
 
 // ExpireSessions fences every unfenced broker not heard from within the
-// session timeout and moves its leaderships, then elects leaders for
+// session timeout and moves its leaderships, moves any leaderships and ISR
+// memberships that fenced or offline-dir brokers still hold (see
+// planUnusableCleanup), then elects leaders for
 // partitions that have none. The active controller runs it periodically;
 // elsewhere it does nothing.
 func (c *Controller) ExpireSessions(ctx context.Context) error {
@@ -247,6 +249,13 @@ func (c *Controller) ExpireSessions(ctx context.Context) error {
 			}
 		}
 	}
+	// Converge: re-plan the loss of every fenced or offline-dir broker
+	// that a partially applied earlier plan left leading or in ISRs.
+	cleanup, err := c.planUnusableCleanup(im)
+	if err != nil {
+		return err
+	}
+	records = append(records, cleanup...)
 	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
 		return err
 	}
