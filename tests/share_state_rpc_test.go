@@ -232,6 +232,27 @@ func TestShareStateOnAnotherBroker(t *testing.T) {
 		return fmt.Errorf("every state partition is led by %d", leader)
 	})
 	shareEarliest(t, seeds[0], group)
+	// Group configs reach the other brokers with the metadata image; the
+	// share-partition leader reads share.auto.offset.reset when it first
+	// initializes the share-partition, so wait until it has the config.
+	eventually(t, 30*time.Second, "the share-partition leader sees share.auto.offset.reset=earliest", func() error {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+		req.Resources = append(req.Resources, rr)
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer rcancel()
+		resp, err := req.RequestWith(rctx, cl.Broker(int(leader)))
+		if err != nil {
+			return err
+		}
+		for _, c := range resp.Resources[0].Configs {
+			if c.Name == "share.auto.offset.reset" && c.Value != nil && *c.Value == "earliest" {
+				return nil
+			}
+		}
+		return fmt.Errorf("not yet")
+	})
 	m := &rawShareMember{t: t, cl: newShareClient(t, seeds[0], kgo.SeedBrokers(seeds...)), group: group, id: "m1"}
 	eventually(t, 30*time.Second, "m1 joins", func() error { return m.joinCluster(topic) })
 	eventually(t, 30*time.Second, "records acquired from the leader", func() error {

@@ -66,17 +66,32 @@ func (m *streamsMember) tryHeartbeat(t *testing.T, cl *kgo.Client, group string)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	co, err := findCoordinator(cl, group)
-	if err != nil {
-		return nil, err
-	}
-	kr, err := co.Request(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("StreamsGroupHeartbeat of %s: %w", m.id, err)
-	}
-	resp := kr.(*kmsg.StreamsGroupHeartbeatResponse)
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return resp, fmt.Errorf("StreamsGroupHeartbeat of %s at epoch %d: %w (%v)", m.id, m.epoch, err, resp.ErrorMessage)
+	var resp *kmsg.StreamsGroupHeartbeatResponse
+	for {
+		co, err := findCoordinator(cl, group)
+		if err != nil {
+			return nil, err
+		}
+		kr, err := co.Request(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("StreamsGroupHeartbeat of %s: %w", m.id, err)
+		}
+		resp = kr.(*kmsg.StreamsGroupHeartbeatResponse)
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		// A coordinator that is still loading, or has just moved, is
+		// retried as clients retry it, until the deadline.
+		retriable := err == kerr.CoordinatorLoadInProgress || err == kerr.CoordinatorNotAvailable || err == kerr.NotCoordinator
+		if retriable && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return resp, fmt.Errorf("StreamsGroupHeartbeat of %s at epoch %d: %w (%v)", m.id, m.epoch, err, resp.ErrorMessage)
+		}
+		break
 	}
 	if m.epoch >= 0 {
 		m.epoch = resp.MemberEpoch
