@@ -47,6 +47,11 @@ func BenchmarkPartitioner(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer limited.Close(ctx)
+	refGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmurref"), Options{Trusted: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer refGuest.Close(ctx)
 	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{Trusted: true})
 	if err != nil {
 		b.Fatal(err)
@@ -60,6 +65,7 @@ func BenchmarkPartitioner(b *testing.B) {
 	for _, batch := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("builtin/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, &partitioner.Murmur2Batch{}, batch) })
 		b.Run(fmt.Sprintf("wasm-go/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, goGuest, batch) })
+		b.Run(fmt.Sprintf("wasm-go-ref/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, refGuest, batch) })
 		b.Run(fmt.Sprintf("wasm-go-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, limited, batch) })
 		b.Run(fmt.Sprintf("wasm-as/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asGuest, batch) })
 		b.Run(fmt.Sprintf("wasm-as-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asLimited, batch) })

@@ -7,6 +7,7 @@ package partitioner
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 	"github.com/gregorbroker/gregor/sdk/wasm/abi"
@@ -27,15 +28,23 @@ const (
 )
 
 var (
-	handler func(r Record, numPartitions int) int
-	fields  int32 = abi.AllFields
-	dec     abi.RecordDecoder
+	handler    func(r Record, numPartitions int) int
+	refHandler func(r *Record, numPartitions int) int
+	fields     int32 = abi.AllFields
 )
 
 // Register makes fn the module's partitioner. fn must return a partition in
 // [0, numPartitions); anything else fails the batch and the broker applies
 // its fallback. Call Register from an init function.
-func Register(fn func(r Record, numPartitions int) int) { handler = fn }
+func Register(fn func(r Record, numPartitions int) int) { handler, refHandler = fn, nil }
+
+// RegisterRef is Register for a function that takes the record by pointer,
+// the fastest form in a Go guest: the Go wasm compiler passes a Record value
+// (72 bytes) with a memory.copy per call, which costs more than hashing a
+// short key. The record is reused for every record of every batch, and its
+// slices alias the exchange buffer: fn must not keep r, and must copy
+// anything it keeps past the call.
+func RegisterRef(fn func(r *Record, numPartitions int) int) { refHandler, handler = fn, nil }
 
 // Uses tells the broker which fields fn reads (Key|Headers, say); the
 // others arrive as nil, which saves copying record values into the module.
@@ -48,7 +57,10 @@ func Fields() int32 { return fields }
 // KeyPartition is Kafka's placement of a keyed record:
 // (murmur2(key) & 0x7fffffff) % numPartitions.
 func KeyPartition(key []byte, numPartitions int) int {
-	return int(partitioner.KeyPartition(key, int32(numPartitions)))
+	if numPartitions <= 0 {
+		return 0
+	}
+	return int(murmur2(key)&0x7fffffff) % numPartitions
 }
 
 // Handle runs the registered partitioner over an encoded batch: the first
@@ -56,7 +68,7 @@ func KeyPartition(key []byte, numPartitions int) int {
 // returns an ABI result code. A panic in the handler is caught and reported
 // as CodeFailed.
 func Handle(buf []byte, count, numPartitions int32) (code int32) {
-	if handler == nil {
+	if handler == nil && refHandler == nil {
 		return abi.CodeNoHandler
 	}
 	slots := abi.SlotsSize(int(count), 4)
@@ -69,26 +81,111 @@ func Handle(buf []byte, count, numPartitions int32) (code int32) {
 		}
 	}()
 	out := buf[:slots]
+	src := buf[slots:]
 	n := int(numPartitions)
-	err := dec.Decode(buf[slots:], int(count), func(i int, r Record) error {
-		p := handler(r, n)
+	if int(count) > len(src)/12 {
+		return abi.CodeBadInput
+	}
+	// The loop decodes in place rather than through abi.RecordDecoder's
+	// callback: in a Go wasm guest every call and every copy of a Record
+	// costs tens of instructions, and the decoding is most of a cheap
+	// partitioner's time.
+	r := &cur
+	off := 0
+	for i := 0; i < int(count); i++ {
+		// key and value: i32 length (-1 null), bytes; written out rather
+		// than called, since the Go wasm compiler does not inline a helper.
+		if len(src)-off < 8 {
+			return abi.CodeBadInput
+		}
+		l := int32(binary.LittleEndian.Uint32(src[off:]))
+		off += 4
+		r.Key = nil
+		if l != -1 {
+			if l < 0 || int(l) > len(src)-off-4 {
+				return abi.CodeBadInput
+			}
+			end := off + int(l)
+			r.Key = src[off:end:end]
+			off = end
+		}
+		l = int32(binary.LittleEndian.Uint32(src[off:]))
+		off += 4
+		r.Value = nil
+		if l != -1 {
+			if l < 0 || int(l) > len(src)-off-4 {
+				return abi.CodeBadInput
+			}
+			end := off + int(l)
+			r.Value = src[off:end:end]
+			off = end
+		}
+		nh := int(binary.LittleEndian.Uint32(src[off:]))
+		off += 4
+		r.Headers = nil
+		if nh != 0 {
+			var ok bool
+			if off, ok = decodeHeaders(src, off, nh); !ok {
+				return abi.CodeBadInput
+			}
+			r.Headers = headers
+		}
+		var p int
+		if refHandler != nil {
+			p = refHandler(r, n)
+		} else {
+			p = handler(*r, n)
+		}
 		if p < 0 || p >= n {
-			return errOutOfRange
+			return abi.CodeFailed
 		}
 		binary.LittleEndian.PutUint32(out[4*i:], uint32(p))
-		return nil
-	})
-	switch err {
-	case nil:
-		return abi.OK
-	case errOutOfRange:
-		return abi.CodeFailed
 	}
-	return abi.CodeBadInput
+	return abi.OK
 }
 
-type rangeError struct{}
+// cur is the record being placed, reused so that decoding it zeroes and
+// copies nothing.
+var cur Record
 
-func (rangeError) Error() string { return "partition out of range" }
+// headers is the reused header slice of the record being placed.
+var headers []Header
 
-var errOutOfRange error = rangeError{}
+// decodeHeaders reads nh headers at off into headers.
+func decodeHeaders(src []byte, off, nh int) (int, bool) {
+	if nh < 0 || nh > (len(src)-off)/8 {
+		return off, false
+	}
+	headers = headers[:0]
+	for j := 0; j < nh; j++ {
+		k, o, ok := nullable(src, off)
+		if !ok || k == nil {
+			return off, false
+		}
+		v, o, ok := nullable(src, o)
+		if !ok {
+			return off, false
+		}
+		off = o
+		headers = append(headers, Header{Key: unsafe.String(unsafe.SliceData(k), len(k)), Value: v})
+	}
+	return off, true
+}
+
+// nullable reads a length-prefixed byte string at off (length -1 is nil);
+// the result aliases src.
+func nullable(src []byte, off int) ([]byte, int, bool) {
+	if len(src)-off < 4 {
+		return nil, off, false
+	}
+	l := int32(binary.LittleEndian.Uint32(src[off:]))
+	off += 4
+	if l == -1 {
+		return nil, off, true
+	}
+	if l < 0 || int(l) > len(src)-off {
+		return nil, off, false
+	}
+	end := off + int(l)
+	return src[off:end:end], end, true
+}

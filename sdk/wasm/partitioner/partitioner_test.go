@@ -2,6 +2,7 @@ package partitioner
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	sdkpart "github.com/gregorbroker/gregor/sdk/partitioner"
@@ -41,24 +42,52 @@ func TestHandle(t *testing.T) {
 		{"truncated", func(Record, int) int { return 0 }, batch(recs)[:15], 2, 5, abi.CodeBadInput},
 		{"negative count", func(Record, int) int { return 0 }, batch(recs), -1, 5, abi.CodeBadInput},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			Register(tc.fn)
-			if code := Handle(tc.buf, tc.count, tc.n); code != tc.code {
-				t.Fatalf("code %d, want %d", code, tc.code)
-			}
-			if tc.code != abi.OK {
-				return
-			}
-			for i, r := range recs {
-				got := int32(binary.LittleEndian.Uint32(tc.buf[4*i:]))
-				if want := sdkpart.KeyPartition(r.Key, tc.n); got != want {
-					t.Errorf("record %d: %d want %d", i, got, want)
+		for _, byRef := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/ref=%v", tc.name, byRef), func(t *testing.T) {
+				Register(tc.fn)
+				if byRef {
+					fn := tc.fn
+					RegisterRef(nil)
+					if fn != nil {
+						RegisterRef(func(r *Record, n int) int { return fn(*r, n) })
+					}
 				}
-			}
-		})
+				buf := append([]byte(nil), tc.buf...)
+				if code := Handle(buf, tc.count, tc.n); code != tc.code {
+					t.Fatalf("code %d, want %d", code, tc.code)
+				}
+				if tc.code != abi.OK {
+					return
+				}
+				for i, r := range recs {
+					got := int32(binary.LittleEndian.Uint32(buf[4*i:]))
+					if want := sdkpart.KeyPartition(r.Key, tc.n); got != want {
+						t.Errorf("record %d: %d want %d", i, got, want)
+					}
+				}
+			})
+		}
 	}
 	Uses(Key | Headers)
 	if Fields() != 5 {
 		t.Fatalf("fields %d", Fields())
+	}
+}
+
+func TestKeyPartitionMatchesKafka(t *testing.T) {
+	key := []byte("abcdefghijklmnopqrstuvwxyz0123456789")
+	for n := 0; n <= len(key); n++ {
+		for _, parts := range []int{1, 3, 64, 1000} {
+			// Unaligned starts too: the guest reads 4 bytes at a time.
+			for s := 0; s < 4 && s <= n; s++ {
+				k := key[s:n]
+				if got, want := KeyPartition(k, parts), int(sdkpart.KeyPartition(k, int32(parts))); got != want {
+					t.Fatalf("KeyPartition(%q, %d) = %d, want %d", k, parts, got, want)
+				}
+			}
+		}
+	}
+	if KeyPartition(nil, 5) != int(sdkpart.KeyPartition(nil, 5)) || KeyPartition([]byte("x"), 0) != 0 {
+		t.Fatal("edge cases")
 	}
 }
