@@ -93,17 +93,7 @@ func (b *Broker) ctx(timeoutMs int32) (context.Context, context.CancelFunc) {
 	if d <= 0 || d > 5*time.Minute {
 		d = 30 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	if b.Done != nil {
-		go func() {
-			select {
-			case <-b.Done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	return ctx, cancel
+	return b.RequestContext(d)
 }
 
 // adminCtx is ctx for a metadata write that serves r: it carries r's

@@ -27,7 +27,13 @@ func (b *Broker) SendPeer(id int32, channel replication.Channel, send func(ctx c
 
 // requestCtx is a context bounded by requestTimeout and the broker's life.
 func (b *Broker) requestCtx() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	return b.RequestContext(requestTimeout)
+}
+
+// RequestContext is a context bounded by d and the broker's life: the one
+// the handlers and the broker's own inter-broker calls run under.
+func (b *Broker) RequestContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	if b.Done != nil {
 		go func() {
 			select {

@@ -129,29 +129,5 @@ func dropListed(recs []interceptor.Record, errs []interceptor.RecordError) []int
 // encodeKept builds the batch with h's header fields holding kept, each at
 // its own offset delta.
 func encodeKept(h record.Header, kept []interceptor.Record) ([]byte, error) {
-	recs := make([]record.Record, len(kept))
-	for i, r := range kept {
-		rec := record.Record{OffsetDelta: r.OffsetDelta, Key: r.Key, Value: r.Value, TimestampDelta: r.Timestamp - h.FirstTimestamp}
-		if h.LogAppendTime() {
-			rec.TimestampDelta = 0
-		}
-		for _, hd := range r.Headers {
-			rec.Headers = append(rec.Headers, record.RecordHeader{Key: hd.Key, Value: hd.Value})
-		}
-		recs[i] = rec
-	}
-	return record.Encode(record.BatchSpec{
-		BaseOffset:           h.BaseOffset,
-		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
-		Codec:                h.Codec(),
-		Transactional:        h.IsTransactional(),
-		LogAppendTime:        h.LogAppendTime(),
-		FirstTimestamp:       h.FirstTimestamp,
-		MaxTimestamp:         h.MaxTimestamp,
-		ProducerID:           h.ProducerID,
-		ProducerEpoch:        h.ProducerEpoch,
-		BaseSequence:         h.BaseSequence,
-		KeepOffsetDeltas:     true,
-		LastOffsetDelta:      h.LastOffsetDelta,
-	}, recs)
+	return encodeLike(h, kept, kept, true)
 }

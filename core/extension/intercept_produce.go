@@ -83,18 +83,30 @@ func InterceptProduced(ctx context.Context, ic *Interceptor, set *Produced, reco
 // reencode builds a batch with h's header fields and the rewritten
 // records, keeping each original record's timestamp.
 func reencode(h record.Header, orig, rewritten []interceptor.Record) ([]byte, error) {
-	recs := make([]record.Record, len(rewritten))
-	for i, r := range rewritten {
-		rec := record.Record{Key: r.Key, Value: r.Value, TimestampDelta: orig[i].Timestamp - h.FirstTimestamp}
+	return encodeLike(h, rewritten, orig, false)
+}
+
+// encodeLike encodes recs as one batch with h's header fields (codec,
+// producer facts, epochs, timestamps), each record at the timestamp of the
+// same-index record of times. keepOffsets keeps each record's own offset
+// delta and h's last offset delta, so records left out stay gaps;
+// otherwise offsets are consecutive as in a produced batch.
+func encodeLike(h record.Header, recs, times []interceptor.Record, keepOffsets bool) ([]byte, error) {
+	out := make([]record.Record, len(recs))
+	for i, r := range recs {
+		rec := record.Record{Key: r.Key, Value: r.Value, TimestampDelta: times[i].Timestamp - h.FirstTimestamp}
+		if keepOffsets {
+			rec.OffsetDelta = r.OffsetDelta
+		}
 		if h.LogAppendTime() {
 			rec.TimestampDelta = 0
 		}
 		for _, hd := range r.Headers {
 			rec.Headers = append(rec.Headers, record.RecordHeader{Key: hd.Key, Value: hd.Value})
 		}
-		recs[i] = rec
+		out[i] = rec
 	}
-	return record.Encode(record.BatchSpec{
+	spec := record.BatchSpec{
 		BaseOffset:           h.BaseOffset,
 		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
 		Codec:                h.Codec(),
@@ -105,7 +117,11 @@ func reencode(h record.Header, orig, rewritten []interceptor.Record) ([]byte, er
 		ProducerID:           h.ProducerID,
 		ProducerEpoch:        h.ProducerEpoch,
 		BaseSequence:         h.BaseSequence,
-	}, recs)
+	}
+	if keepOffsets {
+		spec.KeepOffsetDeltas, spec.LastOffsetDelta = true, h.LastOffsetDelta
+	}
+	return record.Encode(spec, out)
 }
 
 // RecordErrorSummary joins the first record errors for a log line.
