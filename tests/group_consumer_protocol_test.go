@@ -48,10 +48,16 @@ func TestGroupConsumerProtocolFranz(t *testing.T) {
 				}
 				return nil
 			})
-			d := describeConsumerGroup(t, b.Addr, group)
-			if d.State != "Stable" || len(d.Members) != 3 || d.AssignorName != tc.assignor {
-				t.Fatalf("ConsumerGroupDescribe = state %s, %d members, assignor %s", d.State, len(d.Members), d.AssignorName)
-			}
+			// The members read their assignment before the last of them
+			// acknowledges it in a heartbeat, so the group may still be
+			// Reconciling for a moment: wait for Stable.
+			eventually(t, 20*time.Second, "the group is Stable", func() error {
+				d := describeConsumerGroup(t, b.Addr, group)
+				if d.State != "Stable" || len(d.Members) != 3 || d.AssignorName != tc.assignor {
+					return fmt.Errorf("ConsumerGroupDescribe = state %s, %d members, assignor %s", d.State, len(d.Members), d.AssignorName)
+				}
+				return nil
+			})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := a.cl.CommitUncommittedOffsets(ctx); err != nil {
