@@ -54,7 +54,7 @@ func TestInterceptorPluginHostile(t *testing.T) {
 			select {
 			case <-tick.C:
 			case <-ctx.Done():
-				t.Fatalf("%s: the plugin did not come back: error %d %v", topic, sp.ErrorCode, sp.ErrorMessage)
+				t.Fatalf("%s: the plugin did not come back: error %d %q", topic, sp.ErrorCode, deref(sp.ErrorMessage))
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func TestInterceptorPluginHostile(t *testing.T) {
 		sp := rawProduce(t, ctx, b.Kafka, "t-up", tc.value)
 		if sp.ErrorCode != kerr.UnknownServerError.Code || sp.ErrorMessage == nil ||
 			!strings.Contains(*sp.ErrorMessage, "interceptor failed") || !strings.Contains(*sp.ErrorMessage, tc.text) {
-			t.Fatalf("%s: raw answer %d %v, want a message with %q", tc.value, sp.ErrorCode, sp.ErrorMessage, tc.text)
+			t.Fatalf("%s: raw answer %d %q, want a message with %q", tc.value, sp.ErrorCode, deref(sp.ErrorMessage), tc.text)
 		}
 		if err := produce("plain", "still"); err != nil {
 			t.Fatalf("after %s: a plain topic: %v", tc.value, err)

@@ -191,7 +191,7 @@ func outputBytes(line map[string]any, name string, b []byte) {
 	switch {
 	case b == nil:
 		line[name] = nil
-	case (b[0] == '{' || b[0] == '[') && json.Valid(b):
+	case len(b) > 0 && (b[0] == '{' || b[0] == '[') && json.Valid(b):
 		var c bytes.Buffer
 		_ = json.Compact(&c, b)
 		line[name] = json.RawMessage(c.Bytes())
