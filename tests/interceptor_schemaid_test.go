@@ -97,6 +97,7 @@ func TestInterceptorSchemaIDPlugin(t *testing.T) {
 		if !strings.Contains(out, "InvalidRecordException: value schema id 7 is not allowed (allowed: 1, 2)") {
 			t.Fatalf("the Java client did not report the schema id:\n%s", out)
 		}
+		t.Logf("the Java client: %s", lastLine(out))
 		landed = append(landed, confluentWire(1, `{"id":"j-2"}`))
 		if out, err := javaProduce(t, script, b.Kafka, topic, landed[2]); err != nil || strings.Contains(out, "Exception") {
 			t.Fatalf("the Java client's record with schema id 1: %v\n%s", err, out)
