@@ -17,8 +17,10 @@ import (
 // unknown action, a record error outside the batch, or a rewrite with
 // another record count. Under on_error = "reject" each fails its produce
 // with UNKNOWN_SERVER_ERROR and a message naming the interceptor's
-// failure; under "accept" the batch lands as produced; a crashed plugin is
-// started again and rewrites again; the broker keeps serving throughout.
+// failure; under "accept" the batch lands as produced. As fetch
+// interceptors they withhold the records under "reject" and send them as
+// stored under "accept". A crashed plugin is started again and rewrites
+// again; the broker keeps serving throughout.
 func TestInterceptorPluginHostile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin")
@@ -97,6 +99,46 @@ func TestInterceptorPluginHostile(t *testing.T) {
 	if string(got[0].Value) != "garbage" || string(got[1].Value) != "crash" {
 		t.Fatalf("on_error accept landed %q, %q", got[0].Value, got[1].Value)
 	}
+	// The same plugins as fetch interceptors: a stored record that makes
+	// the plugin crash, answer garbage or change the count withholds the
+	// partition's records under "reject" and sends them as stored under
+	// "accept"; a record it rewrites is sent rewritten.
+	fup := "up"
+	createTopic(t, b.Kafka, "f-up", 1, map[string]*string{"gregor.interceptor.fetch": &fup})
+	for _, v := range []string{"garbage", "shrink", "crash"} {
+		for _, name := range []string{"up", "up-accept"} {
+			fresh := "f-" + name + "-" + v
+			ic := name
+			createTopic(t, b.Kafka, fresh, 1, map[string]*string{"gregor.interceptor.fetch": &ic})
+			if err := produce(fresh, v); err != nil {
+				t.Fatalf("produce to %s: %v", fresh, err)
+			}
+			p := rawFetch(t, ctx, cl, b.Kafka, fresh, -1)
+			if name == "up" && (p.ErrorCode != kerr.UnknownServerError.Code || len(p.RecordBatches) != 0) {
+				t.Fatalf("%s: code %d with %d record bytes, want UNKNOWN_SERVER_ERROR and none", fresh, p.ErrorCode, len(p.RecordBatches))
+			}
+			if got := fetchedValues(t, p.RecordBatches); name == "up-accept" && (p.ErrorCode != 0 || len(got) != 1 || got[0] != v) {
+				t.Fatalf("%s: code %d, values %q, want the stored record", fresh, p.ErrorCode, got)
+			}
+		}
+	}
+	if err := produce("f-up", "abc"); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for { // the crashed plugin comes back and masks again
+		p := rawFetch(t, ctx, cl, b.Kafka, "f-up", -1)
+		if got := fetchedValues(t, p.RecordBatches); p.ErrorCode == 0 && len(got) == 1 && got[0] == "ABC" {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("f-up: code %d, want the rewritten record once the plugin is back", p.ErrorCode)
+		}
+	}
+
 	// What landed on the rejecting topic: only the rewrites.
 	got = consumeAll(t, b.Kafka, "t-up", 6)
 	for _, r := range got {
