@@ -8,7 +8,7 @@ GOFLAGS_TEST ?= -count=1 -timeout 20m
 # The sdk modules: each its own Go module that imports nothing of the broker.
 SDK_MODULES := sdk sdk/plugin sdk/clients
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools fault fault-smoke bench-mirror bench-compare fault-mirror
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools interceptor-clients fault fault-smoke bench-mirror bench-compare fault-mirror
 
 all: build
 
@@ -39,6 +39,15 @@ unit:
 security-tools: tools
 	./scripts/kafka-ref.sh fetch
 	$(GO) test $(GOFLAGS_TEST) -run 'TestKafkaSecurityTools' -v ./tests
+
+# The record interceptor examples with external clients: kcat (Debian) and
+# the Java client (Kafka's console producer from the cached jars) against the
+# JSON Schema example, the Java client against the go-plugin schema id one
+# (make test runs them too when kcat and the jars are there).
+interceptor-clients: tools
+	./scripts/interop-deps.sh kcat
+	./scripts/kafka-ref.sh fetch
+	$(GO) test $(GOFLAGS_TEST) -run 'TestInterceptorJSONSchemaKcatAndJava|TestInterceptorSchemaIDPlugin' -v ./tests
 
 # The fault suite (tests/fault_test.go), not part of make test: three
 # broker processes behind proxies, acks=all writers and readers, a

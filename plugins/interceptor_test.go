@@ -45,6 +45,11 @@ func TestInterceptorPlugin(t *testing.T) {
 	if _, err := ic.InterceptProduce(ctx, batch([]byte("ok"), []byte("shrink"))); !errors.Is(err, ErrExtension) || !errors.Is(err, interceptor.ErrBadDecision) {
 		t.Fatalf("count-changing rewrite: %v", err)
 	}
+	for _, v := range []string{"garbage", "badindex"} {
+		if _, err := ic.InterceptProduce(ctx, batch([]byte("ok"), []byte(v))); !errors.Is(err, ErrExtension) || !errors.Is(err, interceptor.ErrBadDecision) {
+			t.Fatalf("%s answer: %v", v, err)
+		}
+	}
 	if _, err := ic.InterceptProduce(ctx, batch([]byte("error"))); !errors.Is(err, ErrExtension) {
 		t.Fatalf("failing interceptor: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gregorbroker/gregor/core/extension"
 	"github.com/gregorbroker/gregor/hooks"
 	"github.com/gregorbroker/gregor/plugins"
+	"github.com/gregorbroker/gregor/sdk/auth"
 	"github.com/gregorbroker/gregor/sdk/partitioner"
 )
 
@@ -137,31 +138,61 @@ either kind, or list what a module exports. "gregor plugin" is an alias.`,
 func newExtensionTestCmd() *cobra.Command {
 	var (
 		f          extFlags
+		icf        interceptFlags
 		partitions int32
 		headers    []string
 		batch      int
 	)
 	cmd := &cobra.Command{
-		Use:   "test (--wasm FILE | --exec FILE) --partitions N",
-		Short: "Place keys read from stdin with a partitioner module or plugin",
+		Use:   "test (--wasm FILE | --exec FILE) (--partitions N | --intercept produce|fetch)",
+		Short: "Place keys with a partitioner, or pass records through an interceptor, read from stdin",
 		Long: `Read keys from stdin, one per line, place them with the partitioner (a
 WebAssembly module or a go-plugin binary) and print "key<TAB>partition" for
 each, in order. The extension runs in the same host the broker uses, with the
 same limits and checks. --header adds a header to every record (for
-partitioners that route by header).`,
+partitioners that route by header).
+
+With --intercept, the extension is a record interceptor and stdin holds
+records as JSON lines: {"key": ..., "value": ..., "headers": {"h": "v"},
+"timestamp": MS}, where a key or value is null when absent, the text of a
+JSON string, the JSON text of any other value, or base64 in key_b64 and
+value_b64. Records go to the interceptor --batch at a time, with --topic,
+--partition and --principal, under the --on-error policy, and one JSON line
+is printed per record. For "produce": the batch's decision (accept, reject
+with the message and the record's own error, rewrite with the new record, or
+failed with the error). For "fetch": what a consumer with that principal
+gets at the record's offset (the record, masked or not; "dropped": true for
+a gap; the error that withholds the batch).`,
 		Example: `  printf '21\nfoobar\n' | gregor extension test --wasm murmur2.wasm --partitions 64
   seq 1 5 | gregor extension test --wasm region.wasm --partitions 12 --header region=eu
-  seq 1 5 | gregor extension test --exec ./my-partitioner --partitions 12`,
+  seq 1 5 | gregor extension test --exec ./my-partitioner --partitions 12
+  echo '{"value": {"id": "o-1", "qty": "two"}}' |
+    gregor plugin test --wasm jsonschema.wasm --config "$(cat schema.json)" --intercept produce
+  echo '{"value": {"ssn": "078-05-1120"}}' |
+    gregor plugin test --wasm mask.wasm --config '{"fields": ["ssn"], "allow": ["User:alice"]}' --intercept fetch --principal User:bob`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := f.settings(); err != nil {
 				return err
 			}
-			if partitions < 1 {
-				return usagef("--partitions must be at least 1")
-			}
 			if batch < 1 {
 				return usagef("--batch must be at least 1")
+			}
+			if icf.side != "" {
+				principal, err := icf.check()
+				if err != nil {
+					return err
+				}
+				ctx := cmd.Context()
+				ic, closeIc, err := f.openInterceptor(ctx, cmd.ErrOrStderr(), icf.onError)
+				if err != nil {
+					return err
+				}
+				defer closeIc()
+				return interceptRecords(ctx, ic, icf, principal, cmd.InOrStdin(), cmd.OutOrStdout(), batch)
+			}
+			if partitions < 1 {
+				return usagef("--partitions must be at least 1")
 			}
 			var hs []partitioner.Header
 			for _, h := range headers {
@@ -184,6 +215,11 @@ partitioners that route by header).`,
 	cmd.Flags().Int32Var(&partitions, "partitions", 0, "the topic's partition count (required)")
 	cmd.Flags().StringArrayVar(&headers, "header", nil, "a KEY=VALUE header added to every record (repeatable)")
 	cmd.Flags().IntVar(&batch, "batch", 1000, "records per call into the extension")
+	cmd.Flags().StringVar(&icf.side, "intercept", "", "test a record interceptor: produce or fetch (records as JSON lines on stdin)")
+	cmd.Flags().StringVar(&icf.principal, "principal", auth.Anonymous.String(), "the producer's or consumer's principal, for --intercept")
+	cmd.Flags().StringVar(&icf.topic, "topic", "test", "the topic the records are in, for --intercept")
+	cmd.Flags().Int32Var(&icf.partition, "partition", 0, "the partition the records are in, for --intercept")
+	cmd.Flags().StringVar(&icf.onError, "on-error", config.OnErrorReject, "the interceptor's on_error policy, reject or accept")
 	return cmd
 }
 

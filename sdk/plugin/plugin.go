@@ -1,6 +1,8 @@
 // Package plugin is the go-plugin side of Gregor's extension contracts: a Go
 // program calls Serve with factories for the partitioner, retention policy,
-// authenticator or authorizer it implements, and the broker runs it as a
+// authenticator, authorizer or record interceptor it implements (an
+// interceptor: Set{Interceptor: ...} with an interceptor.Interceptor, or a
+// function through interceptor.Func), and the broker runs it as a
 // separate process, talking gRPC over the protocol in proto/extension.proto.
 //
 // It owns the handshake (magic cookie and protocol version), the gRPC

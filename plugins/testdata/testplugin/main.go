@@ -56,8 +56,9 @@ func misbehave(what string) error {
 }
 
 // intercept upper-cases values; a value "reject" rejects its record,
-// "shrink" answers one record too few, and "crash", "hang" and "error"
-// misbehave.
+// "shrink" answers one record too few, "garbage" an unknown action,
+// "badindex" a record error outside the batch, and "crash", "hang" and
+// "error" misbehave.
 func intercept(_ context.Context, b *interceptor.Batch) (interceptor.Decision, error) {
 	out := make([]interceptor.Record, len(b.Records))
 	for i, r := range b.Records {
@@ -66,6 +67,10 @@ func intercept(_ context.Context, b *interceptor.Batch) (interceptor.Decision, e
 			return interceptor.RejectRecords("asked to reject", interceptor.RecordError{Index: int32(i), Message: "value is reject"}), nil
 		case "shrink":
 			return interceptor.RewriteBatch(out[:i]), nil
+		case "garbage":
+			return interceptor.Decision{Action: 9, Message: "not an action"}, nil
+		case "badindex":
+			return interceptor.RejectRecords("outside", interceptor.RecordError{Index: int32(len(b.Records) + 98), Message: "no such record"}), nil
 		}
 		if err := misbehave(string(r.Value)); err != nil {
 			return interceptor.Decision{}, err
