@@ -61,10 +61,20 @@ func (p *Partition) addFollowersLocked() {
 // advanceHighWatermarkLocked moves the leader's high watermark to the
 // smallest log end offset in the ISR (with a pending ISR change, in either
 // ISR); with this broker as the only in-sync replica that is its own log end.
-// The high watermark never moves back on a leader. leoMoved wakes waiters
-// even when the high watermark stays, for follower fetches that wait for
-// new data.
+// The high watermark never moves back on a leader, and stays while the ISR
+// is below min.insync.replicas (Kafka's strict min ISR, KIP-966): an acks=1
+// append is still acknowledged, but no consumer sees it until enough
+// replicas are in sync, so a replica that left the ISR then (an eligible
+// leader replica) holds every record a consumer read. leoMoved wakes
+// waiters even when the high watermark stays, for follower fetches that
+// wait for new data.
 func (p *Partition) advanceHighWatermarkLocked(leoMoved bool) {
+	if p.underMinISRLocked() {
+		if leoMoved {
+			p.notifyLocked()
+		}
+		return
+	}
 	hw := p.log.LogEndOffset()
 	lower := func(ids []int32) {
 		for _, r := range ids {
@@ -218,6 +228,15 @@ func (p *Partition) CheckMinISR() error {
 		return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, n, p.cfg.MinInsyncReplicas)
 	}
 	return nil
+}
+
+// underMinISRLocked reports whether the committed ISR is smaller than the
+// effective min.insync.replicas, which is never more than the replication
+// factor (Kafka's effectiveMinIsr: a min.insync.replicas above the
+// replica count would otherwise stop the high watermark for good).
+func (p *Partition) underMinISRLocked() bool {
+	n := min(int(p.cfg.MinInsyncReplicas), max(len(p.replicas), 1))
+	return p.isrSizeLocked() < n
 }
 
 // isrSizeLocked is the ISR's size; a partition given no ISR is its own.
