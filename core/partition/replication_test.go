@@ -191,12 +191,22 @@ func TestReplicated(t *testing.T) {
 	if done, err := p.Replicated(next); !done || err != nil {
 		t.Fatalf("after replication: %v %v", done, err)
 	}
-	// The ISR falls below min.insync.replicas while a batch waits.
+	// The ISR falls below min.insync.replicas after a batch was committed
+	// but before its producer looked again.
 	res = appendN(t, p, 1)
 	next = res.LastOffset + 1
+	p.UpdateFollower(2, next)
+	p.UpdateFollower(3, next)
 	p.SetLeadershipEpochs(1, 1, 1, []int32{1, 2, 3}, []int32{1})
 	if done, err := p.Replicated(next); !done || !errors.Is(err, ErrNotEnoughReplicasAfterAppend) {
 		t.Fatalf("ISR below min: %v %v", done, err)
+	}
+	// A batch appended below min.insync.replicas is never committed
+	// (strict min ISR), however far the former members fetch.
+	res = appendN(t, p, 1)
+	p.UpdateFollower(2, res.LastOffset+1)
+	if done, err := p.Replicated(res.LastOffset + 1); done || err != nil {
+		t.Fatalf("appended below min ISR: %v %v, want still waiting", done, err)
 	}
 	if err := p.CheckMinISR(); !errors.Is(err, ErrNotEnoughReplicas) {
 		t.Fatalf("CheckMinISR: %v", err)
