@@ -204,9 +204,9 @@ func TestEligibleLeaderReplicas(t *testing.T) {
 	}
 	// produce writes n records named prefix-i with the given acks and
 	// returns how many were acknowledged and the first error.
-	produce := func(addrs []string, acks kgo.Acks, prefix string, n int) (int, error) {
-		opts := []kgo.Opt{kgo.SeedBrokers(addrs...), kgo.RequiredAcks(acks), kgo.RecordRetries(3),
-			kgo.RecordDeliveryTimeout(10 * time.Second), kgo.ProducerLinger(0)}
+	produce := func(addrs []string, acks kgo.Acks, prefix string, n int, opts ...kgo.Opt) (int, error) {
+		opts = append(opts, kgo.SeedBrokers(addrs...), kgo.RequiredAcks(acks),
+			kgo.RecordDeliveryTimeout(10*time.Second), kgo.ProducerLinger(0))
 		if acks != kgo.AllISRAcks() {
 			opts = append(opts, kgo.DisableIdempotentWrite())
 		}
@@ -265,7 +265,7 @@ func TestEligibleLeaderReplicas(t *testing.T) {
 
 	// Below min.insync.replicas: acks=all is refused, acks=1 acknowledged
 	// but kept from consumers.
-	if n, err := produce(seeds(1), kgo.AllISRAcks(), "x", 1); n != 0 || !strings.Contains(fmt.Sprint(err), "NOT_ENOUGH_REPLICAS") {
+	if n, err := produce(seeds(1), kgo.AllISRAcks(), "x", 1, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0)); n != 0 || !strings.Contains(fmt.Sprint(err), "NOT_ENOUGH_REPLICAS") {
 		t.Fatalf("acks=all below min ISR: %d acknowledged, err %v; want NOT_ENOUGH_REPLICAS", n, err)
 	}
 	if n, err := produce(seeds(1), kgo.LeaderAck(), "c", 5); n != 5 {
