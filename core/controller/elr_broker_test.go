@@ -122,3 +122,22 @@ func TestElectLeadersWithELR(t *testing.T) {
 		t.Fatalf("unclean with a last known leader: %+v, %v; want 1 before the first replica 3", ch.p, err)
 	}
 }
+
+// TestReassignmentCancelElectsFromELR: cancelling a reassignment whose
+// adding replica was the whole ISR elects an eligible leader replica of
+// the original ones instead of leaving the partition leaderless.
+func TestReassignmentCancelElectsFromELR(t *testing.T) {
+	pol := elrPolicy{enabled: true, minISR: 2}
+	im := elrImage(1, 2, 3)
+	im.Brokers[4] = Broker{NodeID: 4}
+	im.Topics = map[string]*Topic{"t": {Name: "t", Partitions: []Partition{
+		{Index: 0, Leader: 4, Replicas: []int32{4, 1, 2}, AddingReplicas: []int32{4}, ISR: []int32{4}, ELR: []int32{1}},
+	}}}
+	ch, err := planReassignment(im, Reassignment{Topic: "t", Partition: 0}, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.p.Leader != 1 || !slices.Equal(ch.p.ISR, []int32{1}) || !slices.Equal(ch.p.Replicas, []int32{1, 2}) || len(ch.p.ELR) != 0 {
+		t.Fatalf("after the cancel: %+v, want leader 1 from the ELR, ISR [1], replicas [1 2]", ch.p)
+	}
+}
