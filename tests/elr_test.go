@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -88,8 +90,9 @@ func describePartition(ctx context.Context, addr, topic string) (kmsg.DescribeTo
 // an ISR below min.insync.replicas becomes an eligible leader replica
 // (DescribeTopicPartitions shows it), an acks=1 record is then
 // acknowledged but not exposed (the high watermark waits for
-// min.insync.replicas); the leader stops, the ELR member comes back and is
-// elected, and no acks=all record is lost.
+// min.insync.replicas); the leader stops, comes back as after a crash and
+// so leaves the ELR, the other ELR member comes back and is elected, and no
+// acks=all record is lost.
 func TestEligibleLeaderReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a four-node cluster")
@@ -282,16 +285,28 @@ func TestEligibleLeaderReplicas(t *testing.T) {
 	})
 	t.Logf("leaderless: %+v", p)
 
-	// The ELR member 2 comes back and is elected; 3 rejoins, so the
-	// high watermark moves again.
+	// 1 comes back as after a crash (no clean-shutdown marker): its
+	// registration's previous broker epoch is -1, so it leaves the ELR
+	// and is not elected, though it was the last leader.
+	if err := os.Remove(filepath.Join(nodes[1].cfg.DataDir, ".kafka_cleanshutdown")); err != nil {
+		t.Fatalf("node 1 left no clean-shutdown marker: %v", err)
+	}
+	nodes[1].start(t, logw)
+	p = waitPartition("1 out of the ELR after its unclean restart", func(p kmsg.DescribeTopicPartitionsResponseTopicPartition) bool {
+		return p.LeaderID == -1 && len(p.ISR) == 0 && slices.Equal(p.EligibleLeaderReplicas, []int32{2})
+	})
+	t.Logf("after 1 restarted uncleanly: %+v", p)
+
+	// The ELR member 2 comes back cleanly and is elected; 1 and 3 rejoin,
+	// so the high watermark moves again.
 	nodes[2].start(t, logw)
 	p = waitPartition("leader 2 from the ELR", func(p kmsg.DescribeTopicPartitionsResponseTopicPartition) bool {
-		return p.LeaderID == 2 && slices.Equal(p.ISR, []int32{2}) && slices.Equal(p.EligibleLeaderReplicas, []int32{1})
+		return p.LeaderID == 2 && slices.Contains(p.ISR, 2) && len(p.EligibleLeaderReplicas) == 0
 	})
 	t.Logf("elected from the ELR: %+v", p)
 	nodes[3].start(t, logw)
-	waitPartition("ISR [2 3]", func(p kmsg.DescribeTopicPartitionsResponseTopicPartition) bool {
-		return p.LeaderID == 2 && len(p.ISR) == 2 && len(p.EligibleLeaderReplicas) == 0
+	waitPartition("ISR [2 1 3]", func(p kmsg.DescribeTopicPartitionsResponseTopicPartition) bool {
+		return p.LeaderID == 2 && len(p.ISR) == 3 && len(p.EligibleLeaderReplicas) == 0
 	})
 	var hw int64
 	deadline := time.Now().Add(30 * time.Second)
