@@ -220,23 +220,29 @@ func (p *Partition) AbortISRChange() {
 }
 
 // CheckMinISR fails with ErrNotEnoughReplicas when the ISR is smaller than
-// min.insync.replicas, as an acks=all produce checks before appending.
+// the effective min.insync.replicas, as an acks=all produce checks before
+// appending.
 func (p *Partition) CheckMinISR() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n := p.isrSizeLocked(); n < int(p.cfg.MinInsyncReplicas) {
-		return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, n, p.cfg.MinInsyncReplicas)
+	if p.underMinISRLocked() {
+		return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, p.isrSizeLocked(), p.effectiveMinISRLocked())
 	}
 	return nil
 }
 
 // underMinISRLocked reports whether the committed ISR is smaller than the
-// effective min.insync.replicas, which is never more than the replication
-// factor (Kafka's effectiveMinIsr: a min.insync.replicas above the
-// replica count would otherwise stop the high watermark for good).
+// effective min.insync.replicas.
 func (p *Partition) underMinISRLocked() bool {
-	n := min(int(p.cfg.MinInsyncReplicas), max(len(p.replicas), 1))
-	return p.isrSizeLocked() < n
+	return p.isrSizeLocked() < p.effectiveMinISRLocked()
+}
+
+// effectiveMinISRLocked is min.insync.replicas bounded by the replication
+// factor, as Kafka's effectiveMinIsr: a min.insync.replicas above the
+// replica count would otherwise refuse every acks=all produce and stop the
+// high watermark for good.
+func (p *Partition) effectiveMinISRLocked() int {
+	return min(int(p.cfg.MinInsyncReplicas), max(len(p.replicas), 1))
 }
 
 // isrSizeLocked is the ISR's size; a partition given no ISR is its own.

@@ -427,4 +427,7 @@ func TestLeaderHighWatermarkStrictMinISR(t *testing.T) {
 	if hw := rf1.Offsets().HighWatermark; hw != 4 {
 		t.Errorf("RF=1, min.insync.replicas 2: high watermark %d, want 4", hw)
 	}
+	if err := rf1.CheckMinISR(); err != nil {
+		t.Errorf("RF=1, min.insync.replicas 2: acks=all refused: %v", err)
+	}
 }
