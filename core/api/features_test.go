@@ -19,9 +19,9 @@ func TestApiVersionsFeatures(t *testing.T) {
 		reqVer    int16
 		finalized map[string]int16 // nil: no feature fields at all
 	}{
-		{"tv2", 2, 4, map[string]int16{"metadata.version": 27, "transaction.version": 2, "group.version": 1, "share.version": 1, "streams.version": 1}},
-		{"tv0 leaves transaction.version out", 0, 4, map[string]int16{"metadata.version": 27, "group.version": 1, "share.version": 1, "streams.version": 1}},
-		{"tv1", 1, 3, map[string]int16{"metadata.version": 27, "transaction.version": 1, "group.version": 1, "share.version": 1, "streams.version": 1}},
+		{"tv2", 2, 4, map[string]int16{"metadata.version": 27, "transaction.version": 2, "group.version": 1, "share.version": 1, "streams.version": 1, "eligible.leader.replicas.version": 1}},
+		{"tv0 leaves transaction.version out", 0, 4, map[string]int16{"metadata.version": 27, "group.version": 1, "share.version": 1, "streams.version": 1, "eligible.leader.replicas.version": 1}},
+		{"tv1", 1, 3, map[string]int16{"metadata.version": 27, "transaction.version": 1, "group.version": 1, "share.version": 1, "streams.version": 1, "eligible.leader.replicas.version": 1}},
 		{"v2 has no features", 2, 2, nil},
 	}
 	for _, tc := range tests {

@@ -32,13 +32,12 @@ type Replication struct {
 	// it is also written at shutdown.
 	ReplicaHighWatermarkCheckpointIntervalMs int64 `toml:"replica_high_watermark_checkpoint_interval_ms"`
 	// EligibleLeaderReplicasVersion is the eligible.leader.replicas.version
-	// feature level (KIP-966): 1 keeps the caught-up replicas that leave an
-	// ISR below min.insync.replicas as eligible leaders; 0 (the default)
-	// turns that off. Kafka 4.4 enables it for a new cluster, but its
-	// safety needs a high watermark that advances only while the ISR holds
-	// min.insync.replicas, which the partition does not do yet, so Gregor
-	// leaves it off by default. Every node of a cluster must set the same
-	// level.
+	// feature level (KIP-966): 1, Kafka 4.4's level for a new cluster and
+	// the default, keeps the caught-up replicas that leave an ISR below
+	// min.insync.replicas as eligible leaders (the partition leader
+	// advances the high watermark only while the ISR holds
+	// min.insync.replicas, so they have every record a consumer read); 0
+	// turns that off. Every node of a cluster must set the same level.
 	EligibleLeaderReplicasVersion int16 `toml:"eligible_leader_replicas_version"`
 }
 
@@ -55,7 +54,7 @@ func defaultReplication() Replication {
 		ReplicaFetchWaitMaxMs:                    500,
 		ReplicaFetchBackoffMs:                    1000,
 		ReplicaHighWatermarkCheckpointIntervalMs: 5000,
-		EligibleLeaderReplicasVersion:            0,
+		EligibleLeaderReplicasVersion:            1,
 	}
 }
 

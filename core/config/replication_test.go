@@ -25,7 +25,7 @@ replica_fetch_min_bytes = 16
 replica_fetch_wait_max_ms = 250
 replica_fetch_backoff_ms = 200
 replica_high_watermark_checkpoint_interval_ms = 1000`, "", func(r Replication) bool {
-			return r == Replication{10000, 2097152, 4194304, 16, 250, 200, 1000, 0}
+			return r == Replication{10000, 2097152, 4194304, 16, 250, 200, 1000, 1}
 		}},
 		{"unknown key", "[replication]\nreplica_lag_max_ms = 5", "unknown key replication.replica_lag_max_ms", nil},
 		{"zero lag", "[replication]\nreplica_lag_time_max_ms = 0", "replication.replica_lag_time_max_ms", nil},

@@ -84,7 +84,10 @@ func (s *sessions) expired(ids []int32, now time.Time, timeout time.Duration) []
 // new registration that starts fenced, and returns the broker epoch. If
 // the broker's previous registration was not shut down cleanly (it is
 // still unfenced), its leaderships and ISR memberships are withdrawn in the
-// same step, so it leads again only under a new leader epoch.
+// same step, so it leads again only under a new leader epoch. If b's
+// previous broker epoch is not the registered one (its log was not closed
+// cleanly under that registration), it also leaves every ISR and ELR, as
+// Kafka's unclean shutdown handling (KIP-966).
 func (c *Controller) RegisterBrokerFenced(ctx context.Context, b Broker) (int64, error) {
 	b.Epoch, b.Fenced, b.InControlledShutdown = 0, true, false
 	if err := validateBroker(b); err != nil {
@@ -97,12 +100,26 @@ func (c *Controller) RegisterBrokerFenced(ctx context.Context, b Broker) (int64,
 	defer c.writeMu.Unlock()
 	im := c.Image()
 	records := []record{&brokerRecord{Broker: b}}
-	if old, ok := im.Brokers[b.NodeID]; ok && !old.Fenced {
+	if old, ok := im.Brokers[b.NodeID]; ok {
 		after, err := withRecord(im, &brokerRecord{Broker: b})
 		if err != nil {
 			return 0, err
 		}
-		records = append(records, c.planBrokerLoss(after, b.NodeID)...)
+		if !old.Fenced {
+			loss := c.planBrokerLoss(after, b.NodeID)
+			records = append(records, loss...)
+			if after, err = withRecords(after, loss); err != nil {
+				return 0, err
+			}
+		}
+		if b.PreviousEpoch != 0 && b.PreviousEpoch != old.Epoch {
+			unclean := c.planUncleanShutdown(after, b.NodeID)
+			if len(unclean) > 0 {
+				c.log.Warn("broker registered after an unclean shutdown; removing it from ISRs and eligible leader replicas",
+					"node", b.NodeID, "previous_epoch", b.PreviousEpoch, "registered_epoch", old.Epoch, "partition_changes", len(unclean))
+			}
+			records = append(records, unclean...)
+		}
 	}
 	errs := c.proposeAsActive(ctx, records)
 	if errs[0] != nil {

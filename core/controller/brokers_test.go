@@ -150,10 +150,11 @@ func TestSessionExpiryFencesAndMovesLeadership(t *testing.T) {
 			t.Errorf("rf3-%d: leader epoch %d partition epoch %d, want %d and %d", i, p.LeaderEpoch, p.PartitionEpoch, wantLE, old.PartitionEpoch+1)
 		}
 	}
-	// With eligible leader replicas off (the default until the high
-	// watermark follows min.insync.replicas), the last member stays in the ISR.
-	if p := im.Topics["rf1"].Partitions[0]; p.Leader != -1 || !slices.Equal(p.ISR, []int32{1}) || len(p.ELR) != 0 || p.LeaderEpoch != 1 {
-		t.Errorf("rf1-0 after losing its only replica: %+v, want leaderless with ISR [1] at leader epoch 1", p)
+	// With eligible leader replicas on (the default), the ISR empties and
+	// its last member stays eligible, with itself as last known leader.
+	if p := im.Topics["rf1"].Partitions[0]; p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) ||
+		!slices.Equal(p.LastKnownELR, []int32{1}) || p.LeaderEpoch != 1 {
+		t.Errorf("rf1-0 after losing its only replica: %+v, want leaderless with ISR [], ELR [1] at leader epoch 1", p)
 	}
 	if !im.Offline(&im.Topics["rf1"].Partitions[0]) {
 		t.Error("rf1-0 is not offline")

@@ -75,10 +75,40 @@ func (c *Controller) AlterConfigs(ctx context.Context, reqs []AlterConfig, valid
 		records = append(records, &configRecord{Resource: r.Resource, Configs: next})
 		recordOf = append(recordOf, i)
 	}
+	var clearELR []record
 	for j, err := range c.proposeAll(ctx, records) {
 		results[recordOf[j]].Err = err
+		if err == nil {
+			clearELR = append(clearELR, c.planMinISRChange(im, records[j].(*configRecord))...)
+		}
+	}
+	if err := firstErr(c.proposeAll(ctx, clearELR)); err != nil {
+		c.log.Warn("clearing eligible leader replicas after a min.insync.replicas change", "err", err)
 	}
 	return results
+}
+
+// planMinISRChange plans clearing the ELR of the partitions whose
+// min.insync.replicas r changes (a topic's, or the cluster-wide default for
+// every topic), as Kafka does with ELR on. before is the image r was
+// planned on; the records are planned on the current image.
+func (c *Controller) planMinISRChange(before *Image, r *configRecord) []record {
+	const key = "min.insync.replicas"
+	if c.cfg.Broker.Replication.EligibleLeaderReplicasVersion < 1 {
+		return nil
+	}
+	old, had := before.Configs[r.Resource][key]
+	now, has := r.Configs[key]
+	if had == has && old == now {
+		return nil
+	}
+	switch {
+	case r.Resource.Type == ResourceTopic:
+		return planClearELR(c.Image(), r.Resource.Name)
+	case r.Resource.Type == ResourceBroker && r.Resource.Name == "":
+		return planClearELR(c.Image(), "")
+	}
+	return nil
 }
 
 func describeResource(r ConfigResource) string {

@@ -64,7 +64,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, parts [
 		var records []record
 		var recordOf []int
 		for _, i := range todo {
-			ch, err := planElection(im, typ, parts[i])
+			ch, err := planElection(im, typ, parts[i], c.elrPolicyFor(im, parts[i].Topic))
 			skip[i] = all && err == errNoElection
 			if err == errNoElection {
 				err = fmt.Errorf("controller: topic %q partition %d: %w", parts[i].Topic, parts[i].Partition, ErrElectionNotNeeded)
@@ -93,7 +93,11 @@ func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, parts [
 // errNoElection marks a partition whose leader is already the right one.
 var errNoElection = fmt.Errorf("controller: %w", ErrElectionNotNeeded)
 
-func planElection(im *Image, typ ElectionType, tp TopicPartition) (*change, error) {
+// planElection plans one partition's election. With ELR on, a preferred
+// replica in the ELR of an empty ISR qualifies, and an unclean election
+// tries the ISR, the ELR and the last known leader before any replica, as
+// Kafka's PartitionChangeBuilder.
+func planElection(im *Image, typ ElectionType, tp TopicPartition, pol elrPolicy) (*change, error) {
 	where := fmt.Sprintf("controller: topic %q partition %d", tp.Topic, tp.Partition)
 	t, ok := im.Topic(tp.Topic)
 	if !ok || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
@@ -106,16 +110,23 @@ func planElection(im *Image, typ ElectionType, tp TopicPartition) (*change, erro
 		if p.Leader == preferred {
 			return nil, errNoElection
 		}
-		if !slices.Contains(p.ISR, preferred) || !im.Usable(preferred) {
+		eligible := pol.enabled && len(p.ISR) == 0 && slices.Contains(p.ELR, preferred)
+		if !slices.Contains(p.ISR, preferred) && !eligible || !im.Usable(preferred) {
 			return nil, fmt.Errorf("%s: %w: broker %d is not a live ISR member", where, ErrPreferredLeaderNotAvailable, preferred)
 		}
+		prev := ch.topic.Partitions[tp.Partition]
 		p.Leader = preferred
+		if eligible {
+			p.ISR = []int32{preferred}
+			p.ELR = slices.DeleteFunc(p.ELR, func(id int32) bool { return id == preferred })
+		}
+		ch.noteLastKnownLeader(pol, prev)
 		return ch, nil
 	}
 	if p.Leader >= 0 && im.Usable(p.Leader) {
 		return nil, errNoElection
 	}
-	if !ch.elect(im, true) {
+	if !ch.electWithELR(im, pol, true, ch.topic.Partitions[tp.Partition]) {
 		return nil, fmt.Errorf("%s: %w: no replica of %v is live", where, ErrEligibleLeadersNotAvailable, p.Replicas)
 	}
 	return ch, nil

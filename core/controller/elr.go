@@ -117,14 +117,16 @@ func (c *Controller) elrPolicyFor(im *Image, topic string) elrPolicy {
 }
 
 // electWithELR elects a leader from the ISR, then (the ISR being empty)
-// from the ELR, then, with unclean, from any usable replica, which clears
-// the ELR. It reports whether the partition has a leader afterwards.
+// from the ELR, then the last known leader once ISR and ELR are both empty,
+// then, with unclean, from any usable replica, which clears the ELR. It
+// reports whether the partition has a leader afterwards.
 func (c *change) electWithELR(im *Image, pol elrPolicy, unclean bool, prev Partition) bool {
 	ok := true
 	switch {
 	case electClean(im, &c.p) >= 0:
 		c.p.Leader = electClean(im, &c.p)
 	case c.electELR(im, pol):
+	case c.electLastKnownLeader(im, pol):
 	case unclean && electUnclean(im, &c.p) >= 0:
 		l := electUnclean(im, &c.p)
 		c.p.Leader, c.p.ISR = l, []int32{l}
@@ -146,4 +148,79 @@ func (c *change) pruneELR() {
 	if len(c.p.ELR) == 0 {
 		c.p.ELR = nil
 	}
+}
+
+// electLastKnownLeader elects the last known leader when the ISR and the
+// ELR are both empty and it is usable again, as Kafka's
+// canElectLastKnownLeader: it is the replica that had the ISR's data last
+// (say a lone replica that restarted uncleanly and so left the ELR). Kafka
+// does this whatever unclean.leader.election.enable says, as before ELR the
+// last ISR member stayed in the ISR and was elected again. The leader
+// becomes the whole ISR.
+func (c *change) electLastKnownLeader(im *Image, pol elrPolicy) bool {
+	if !pol.enabled || len(c.p.ISR) > 0 || len(c.p.ELR) > 0 || len(c.p.LastKnownELR) != 1 {
+		return false
+	}
+	id := c.p.LastKnownELR[0]
+	if !slices.Contains(c.p.Replicas, id) || !im.Usable(id) {
+		return false
+	}
+	c.p.Leader, c.p.ISR = id, []int32{id}
+	return true
+}
+
+// planUncleanShutdown plans, for a broker that registers again after an
+// unclean shutdown (its previous broker epoch is not the registered one),
+// its removal from every ISR and ELR it is in, as Kafka's
+// handleBrokerUncleanShutdown: its log may have lost records it had
+// acknowledged, so it may no longer be elected as if it held them. A
+// partition it led loses its leader; others are elected when it is
+// unfenced. Nothing happens with ELR off.
+func (c *Controller) planUncleanShutdown(im *Image, id int32) []record {
+	var out []record
+	for _, t := range sortedTopics(im) {
+		pol := c.elrPolicyFor(im, t.Name)
+		if !pol.enabled {
+			continue
+		}
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
+			if !slices.Contains(p.ISR, id) && !slices.Contains(p.ELR, id) && p.Leader != id {
+				continue
+			}
+			ch := newChange(t, p.Index)
+			ch.removeFromISRWithELR(pol, id, true)
+			if ch.p.Leader == id || len(ch.p.ISR) == 0 {
+				ch.electWithELR(im, pol, c.uncleanAllowed(im, t.Name), *p)
+			}
+			if r := ch.record(); r != nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// planClearELR plans clearing the ELR and last known leader of every
+// partition of topic (or, with topic "", of every topic), as Kafka does
+// when min.insync.replicas changes: the members' eligibility was judged
+// against the old value.
+func planClearELR(im *Image, topic string) []record {
+	var out []record
+	for _, t := range sortedTopics(im) {
+		if topic != "" && t.Name != topic {
+			continue
+		}
+		for i := range t.Partitions {
+			if len(t.Partitions[i].ELR) == 0 && len(t.Partitions[i].LastKnownELR) == 0 {
+				continue
+			}
+			ch := newChange(t, int32(i))
+			ch.p.ELR, ch.p.LastKnownELR = nil, nil
+			if r := ch.record(); r != nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }

@@ -204,8 +204,9 @@ func (c *Controller) forwardRegistration(ctx context.Context, b Broker) (int64, 
 		return 0, fmt.Errorf("controller: node %d is not the active controller: %w", c.cfg.NodeID, ErrNotController)
 	}
 	req := kmsg.NewPtrBrokerRegistrationRequest()
-	req.Version = 1
+	req.Version = 3 // PreviousBrokerEpoch
 	req.BrokerID, req.ClusterID = b.NodeID, c.Image().ClusterID
+	req.PreviousBrokerEpoch = b.PreviousEpoch
 	if b.Rack != "" {
 		req.Rack = &b.Rack
 	}

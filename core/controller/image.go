@@ -58,6 +58,12 @@ type Broker struct {
 	// ControllerAddress is where the node's controller listener (raft
 	// and controller RPCs) is reached; empty on a single node.
 	ControllerAddress string `json:"controller_address,omitempty"`
+	// PreviousEpoch is, in a registration request only, the broker epoch
+	// the broker's last clean shutdown recorded, or -1 (Kafka's
+	// PreviousBrokerEpoch); 0 says nothing (a caller that does not know,
+	// such as a test harness) and is taken as clean. It is not part of the
+	// image.
+	PreviousEpoch int64 `json:"-"`
 }
 
 // Endpoint is one advertised listener of a broker.

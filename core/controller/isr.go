@@ -115,7 +115,7 @@ func planAlterPartition(im *Image, req AlterPartitionRequest, pol elrPolicy) (*c
 	}
 	ch := newChange(t, req.Partition)
 	ch.p.ISR = slices.Clone(req.ISR)
-	ch.completeReassignment(im)
+	ch.completeReassignment(im, pol, p.ISR)
 	ch.updateELR(pol, p.ISR)
 	return ch, nil
 }

@@ -17,7 +17,7 @@ type BrokerSession struct {
 	broker   Broker
 	interval time.Duration
 
-	mu       sync.Mutex // guards epoch, stopping, offline
+	mu       sync.Mutex // guards epoch, stopping, offline, broker.PreviousEpoch
 	epoch    int64
 	stopping bool // a controlled shutdown began: every heartbeat asks for it
 	offline  bool // the log dir went offline: every heartbeat reports it
@@ -76,10 +76,16 @@ func (c *Controller) StartBroker(ctx context.Context, b Broker, interval time.Du
 
 func (s *BrokerSession) register(ctx context.Context) error {
 	for {
-		epoch, err := s.c.RegisterBrokerFenced(ctx, s.broker)
+		s.mu.Lock()
+		b := s.broker
+		s.mu.Unlock()
+		epoch, err := s.c.RegisterBrokerFenced(ctx, b)
 		if err == nil {
 			s.mu.Lock()
 			s.epoch = epoch
+			// Registering again in the same life (the controller lost the
+			// registration) is no unclean shutdown: the log stayed open.
+			s.broker.PreviousEpoch = epoch
 			s.mu.Unlock()
 			return nil
 		}

@@ -51,7 +51,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []Rea
 		var records []record
 		var recordOf []int
 		for _, i := range todo {
-			ch, err := planReassignment(im, reqs[i])
+			ch, err := planReassignment(im, reqs[i], c.elrPolicyFor(im, reqs[i].Topic))
 			errs[i] = err
 			if err != nil {
 				continue
@@ -104,7 +104,7 @@ func retryStalePlans(ctx context.Context, c *Controller, todo []int, errs []erro
 	}
 }
 
-func planReassignment(im *Image, r Reassignment) (*change, error) {
+func planReassignment(im *Image, r Reassignment, pol elrPolicy) (*change, error) {
 	t, ok := im.Topic(r.Topic)
 	if !ok || r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
 		return nil, fmt.Errorf("controller: topic %q partition %d: %w", r.Topic, r.Partition, ErrUnknownTopic)
@@ -114,7 +114,7 @@ func planReassignment(im *Image, r Reassignment) (*change, error) {
 		if !ch.p.Reassigning() {
 			return nil, fmt.Errorf("controller: topic %q partition %d: %w", r.Topic, r.Partition, ErrNoReassignmentInProgress)
 		}
-		ch.revertReassignment(im)
+		ch.revertReassignment(im, pol)
 		return ch, nil
 	}
 	if err := checkAssignment(im, r.Topic, r.Partition, r.Replicas, 0); err != nil {
@@ -122,7 +122,7 @@ func planReassignment(im *Image, r Reassignment) (*change, error) {
 	}
 	// A new target replaces one in progress: start from the original replicas.
 	if ch.p.Reassigning() {
-		ch.revertReassignment(im)
+		ch.revertReassignment(im, pol)
 	}
 	orig := ch.p.Replicas
 	target := slices.Clone(r.Replicas)
@@ -148,14 +148,16 @@ func planReassignment(im *Image, r Reassignment) (*change, error) {
 		ch.p.Replicas = target
 		return ch, nil
 	}
-	ch.completeReassignment(im)
+	ch.completeReassignment(im, pol, ch.p.ISR)
 	return ch, nil
 }
 
 // completeReassignment finishes the change's reassignment if every target
 // replica is in its ISR: the removed replicas leave, and leadership moves
-// into the target when the leader is being removed.
-func (ch *change) completeReassignment(im *Image) {
+// into the target when the leader is being removed. The ELR follows the
+// new ISR from prevISR (the ISR before the change), as Kafka recomputes it
+// after completing a reassignment.
+func (ch *change) completeReassignment(im *Image, pol elrPolicy, prevISR []int32) {
 	if !ch.p.Reassigning() {
 		return
 	}
@@ -168,20 +170,23 @@ func (ch *change) completeReassignment(im *Image) {
 	ch.p.Replicas = target
 	ch.p.ISR = slices.DeleteFunc(ch.p.ISR, func(id int32) bool { return !slices.Contains(target, id) })
 	ch.p.AddingReplicas, ch.p.RemovingReplicas = nil, nil
+	ch.updateELR(pol, prevISR)
 	if !slices.Contains(target, ch.p.Leader) || !im.Usable(ch.p.Leader) {
-		ch.elect(im, false)
+		ch.electWithELR(im, pol, false, ch.topic.Partitions[ch.p.Index])
 	}
 }
 
 // revertReassignment cancels the change's reassignment: the added
 // replicas leave, the removed ones stay.
-func (ch *change) revertReassignment(im *Image) {
+func (ch *change) revertReassignment(im *Image, pol elrPolicy) {
 	orig := slices.DeleteFunc(slices.Clone(ch.p.Replicas), func(id int32) bool { return slices.Contains(ch.p.AddingReplicas, id) })
 	isr := slices.DeleteFunc(slices.Clone(ch.p.ISR), func(id int32) bool { return !slices.Contains(orig, id) })
+	prevISR := ch.p.ISR
 	ch.p.Replicas, ch.p.AddingReplicas, ch.p.RemovingReplicas = orig, nil, nil
 	ch.p.ISR = isr
+	ch.updateELR(pol, prevISR)
 	if !slices.Contains(ch.p.ISR, ch.p.Leader) {
-		ch.elect(im, false)
+		ch.electWithELR(im, pol, false, ch.topic.Partitions[ch.p.Index])
 	}
 }
 

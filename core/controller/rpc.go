@@ -163,7 +163,10 @@ func appendResponse(corr int32, flexible bool, body []byte) []byte {
 
 func (c *Controller) serveRegistration(ctx context.Context, r *kmsg.BrokerRegistrationRequest) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.BrokerRegistrationResponse)
-	b := Broker{NodeID: r.BrokerID}
+	b := Broker{NodeID: r.BrokerID, PreviousEpoch: -1}
+	if r.Version >= 3 {
+		b.PreviousEpoch = r.PreviousBrokerEpoch
+	}
 	if r.Rack != nil {
 		b.Rack = *r.Rack
 	}

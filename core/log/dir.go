@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 )
@@ -34,6 +35,8 @@ type Dir struct {
 	// health is shared by every log of the dir; see dirHealth.
 	health *dirHealth
 
+	// brokerEpoch is recorded in the clean-shutdown marker (atomic).
+	brokerEpoch atomic.Int64
 	// cpMu serialises checkpoint writes.
 	cpMu sync.Mutex
 	// mu guards logs and closed.
@@ -62,6 +65,7 @@ func OpenDir(path string, opts Options, configFor func(topic string, partition i
 	}
 	d := &Dir{path: path, opts: opts, configFor: configFor, logs: map[partitionKey]*Log{},
 		health: &dirHealth{path: path, onOffline: opts.OnOffline}}
+	d.brokerEpoch.Store(-1)
 
 	marker := filepath.Join(path, cleanShutdownFile)
 	_, err = fsys.Lstat(marker)
@@ -346,7 +350,7 @@ func (d *Dir) Close() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return writeAtomic(d.opts.FS, filepath.Join(d.path, cleanShutdownFile), []byte(`{"version":0,"broker_epoch":-1}`))
+	return writeAtomic(d.opts.FS, filepath.Join(d.path, cleanShutdownFile), d.cleanShutdownMarker())
 }
 
 func (d *Dir) closeLogs() {

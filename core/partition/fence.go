@@ -104,8 +104,8 @@ func (p *Partition) checkAppendLocked(epoch int32, acksAll bool) error {
 		return err
 	}
 	if acksAll {
-		if n := p.isrSizeLocked(); n < int(p.cfg.MinInsyncReplicas) {
-			return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, n, p.cfg.MinInsyncReplicas)
+		if p.underMinISRLocked() {
+			return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, p.isrSizeLocked(), p.effectiveMinISRLocked())
 		}
 	}
 	return nil
@@ -144,9 +144,9 @@ func (p *Partition) replicatedLocked(epoch int32, offset int64) (done bool, err 
 	if p.hw < offset {
 		return false, nil
 	}
-	if n := p.isrSizeLocked(); n < int(p.cfg.MinInsyncReplicas) {
+	if p.underMinISRLocked() {
 		return true, fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicasAfterAppend,
-			n, p.cfg.MinInsyncReplicas)
+			p.isrSizeLocked(), p.effectiveMinISRLocked())
 	}
 	return true, nil
 }

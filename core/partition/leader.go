@@ -61,10 +61,20 @@ func (p *Partition) addFollowersLocked() {
 // advanceHighWatermarkLocked moves the leader's high watermark to the
 // smallest log end offset in the ISR (with a pending ISR change, in either
 // ISR); with this broker as the only in-sync replica that is its own log end.
-// The high watermark never moves back on a leader. leoMoved wakes waiters
-// even when the high watermark stays, for follower fetches that wait for
-// new data.
+// The high watermark never moves back on a leader, and stays while the ISR
+// is below min.insync.replicas (Kafka's strict min ISR, KIP-966): an acks=1
+// append is still acknowledged, but no consumer sees it until enough
+// replicas are in sync, so a replica that left the ISR then (an eligible
+// leader replica) holds every record a consumer read. leoMoved wakes
+// waiters even when the high watermark stays, for follower fetches that
+// wait for new data.
 func (p *Partition) advanceHighWatermarkLocked(leoMoved bool) {
+	if p.underMinISRLocked() {
+		if leoMoved {
+			p.notifyLocked()
+		}
+		return
+	}
 	hw := p.log.LogEndOffset()
 	lower := func(ids []int32) {
 		for _, r := range ids {
@@ -210,14 +220,29 @@ func (p *Partition) AbortISRChange() {
 }
 
 // CheckMinISR fails with ErrNotEnoughReplicas when the ISR is smaller than
-// min.insync.replicas, as an acks=all produce checks before appending.
+// the effective min.insync.replicas, as an acks=all produce checks before
+// appending.
 func (p *Partition) CheckMinISR() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n := p.isrSizeLocked(); n < int(p.cfg.MinInsyncReplicas) {
-		return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, n, p.cfg.MinInsyncReplicas)
+	if p.underMinISRLocked() {
+		return fmt.Errorf("%w: %d in sync, min.insync.replicas is %d", ErrNotEnoughReplicas, p.isrSizeLocked(), p.effectiveMinISRLocked())
 	}
 	return nil
+}
+
+// underMinISRLocked reports whether the committed ISR is smaller than the
+// effective min.insync.replicas.
+func (p *Partition) underMinISRLocked() bool {
+	return p.isrSizeLocked() < p.effectiveMinISRLocked()
+}
+
+// effectiveMinISRLocked is min.insync.replicas bounded by the replication
+// factor, as Kafka's effectiveMinIsr: a min.insync.replicas above the
+// replica count would otherwise refuse every acks=all produce and stop the
+// high watermark for good.
+func (p *Partition) effectiveMinISRLocked() int {
+	return min(int(p.cfg.MinInsyncReplicas), max(len(p.replicas), 1))
 }
 
 // isrSizeLocked is the ISR's size; a partition given no ISR is its own.

@@ -130,6 +130,10 @@ func (p *Partition) SetConfig(cfg Config) {
 	p.mu.Lock()
 	p.cfg = cfg
 	p.cfgGen++
+	if p.isLocal(p.leader) {
+		// A lower min.insync.replicas may let the high watermark move.
+		p.advanceHighWatermarkLocked(false)
+	}
 	p.mu.Unlock()
 	p.log.SetConfig(cfg.Log)
 }

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -190,12 +191,22 @@ func TestReplicated(t *testing.T) {
 	if done, err := p.Replicated(next); !done || err != nil {
 		t.Fatalf("after replication: %v %v", done, err)
 	}
-	// The ISR falls below min.insync.replicas while a batch waits.
+	// The ISR falls below min.insync.replicas after a batch was committed
+	// but before its producer looked again.
 	res = appendN(t, p, 1)
 	next = res.LastOffset + 1
+	p.UpdateFollower(2, next)
+	p.UpdateFollower(3, next)
 	p.SetLeadershipEpochs(1, 1, 1, []int32{1, 2, 3}, []int32{1})
 	if done, err := p.Replicated(next); !done || !errors.Is(err, ErrNotEnoughReplicasAfterAppend) {
 		t.Fatalf("ISR below min: %v %v", done, err)
+	}
+	// A batch appended below min.insync.replicas is never committed
+	// (strict min ISR), however far the former members fetch.
+	res = appendN(t, p, 1)
+	p.UpdateFollower(2, res.LastOffset+1)
+	if done, err := p.Replicated(res.LastOffset + 1); done || err != nil {
+		t.Fatalf("appended below min ISR: %v %v, want still waiting", done, err)
 	}
 	if err := p.CheckMinISR(); !errors.Is(err, ErrNotEnoughReplicas) {
 		t.Fatalf("CheckMinISR: %v", err)
@@ -335,5 +346,88 @@ func TestTruncateTo(t *testing.T) {
 	}
 	if len(p.Producers()) != 0 {
 		t.Fatalf("producer state of the truncated batch kept: %+v", p.Producers())
+	}
+}
+
+// TestLeaderHighWatermarkStrictMinISR follows Kafka's strict min ISR
+// (KIP-966): while the ISR is below min.insync.replicas the high watermark
+// stays, though an acks=1 append is accepted; it moves once the ISR grows
+// back or min.insync.replicas is lowered. A min.insync.replicas above the
+// replication factor counts as the replication factor.
+func TestLeaderHighWatermarkStrictMinISR(t *testing.T) {
+	c := &clock{t: testNow}
+	cfg := testConfig()
+	cfg.MinInsyncReplicas = 2
+	p := openReplica(t, 1, c, cfg)
+	p.SetLeadershipEpochs(1, 1, 0, []int32{1, 2, 3}, []int32{1, 2, 3})
+	appendN(t, p, 5)
+	var caught FollowerFetch
+	steps := []struct {
+		name   string
+		do     func() error
+		wantHW int64
+	}{
+		{"both followers at the end", func() error {
+			if _, err := p.UpdateFollower(2, 5); err != nil {
+				return err
+			}
+			_, err := p.UpdateFollower(3, 5)
+			return err
+		}, 5},
+		{"the ISR shrinks to the leader", func() error {
+			p.SetLeadershipEpochs(1, 1, 1, []int32{1, 2, 3}, []int32{1})
+			return nil
+		}, 5},
+		{"an acks=1 append below min ISR, unseen by consumers", func() error {
+			appendN(t, p, 3)
+			res, err := p.Read(5, 1<<20, true)
+			if err == nil && len(res.Records) != 0 {
+				err = fmt.Errorf("a consumer read %d bytes past the high watermark", len(res.Records))
+			}
+			return err
+		}, 5},
+		{"a follower outside the ISR catches up", func() error {
+			var err error
+			caught, err = p.UpdateFollower(2, 8)
+			return err
+		}, 5},
+		{"it rejoins the ISR", func() error {
+			p.SetLeadershipEpochs(1, 1, 2, []int32{1, 2, 3}, []int32{1, 2})
+			return nil
+		}, 8},
+		{"it leaves again and the leader appends", func() error {
+			p.SetLeadershipEpochs(1, 1, 3, []int32{1, 2, 3}, []int32{1})
+			appendN(t, p, 2)
+			return nil
+		}, 8},
+		{"min.insync.replicas lowered to 1", func() error {
+			lower := cfg
+			lower.MinInsyncReplicas = 1
+			p.SetConfig(lower)
+			return nil
+		}, 10},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if hw := p.Offsets().HighWatermark; hw != s.wantHW {
+			t.Fatalf("%s: high watermark %d, want %d", s.name, hw, s.wantHW)
+		}
+	}
+	if !caught.CaughtUp {
+		t.Error("a follower at the log end below min ISR is not caught up: the ISR could never grow back")
+	}
+
+	// Replication factor 1 with min.insync.replicas 2: the lone replica is
+	// enough, as Kafka's effective min ISR.
+	rf1 := openReplica(t, 1, c, cfg)
+	rf1.SetLeadershipEpochs(1, 1, 0, []int32{1}, []int32{1})
+	appendN(t, rf1, 4)
+	if hw := rf1.Offsets().HighWatermark; hw != 4 {
+		t.Errorf("RF=1, min.insync.replicas 2: high watermark %d, want 4", hw)
+	}
+	if err := rf1.CheckMinISR(); err != nil {
+		t.Errorf("RF=1, min.insync.replicas 2: acks=all refused: %v", err)
 	}
 }

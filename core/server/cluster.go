@@ -13,6 +13,7 @@ import (
 
 	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/controller"
+	"github.com/gregorbroker/gregor/core/log"
 )
 
 // clusterIDFor is the cluster id a new data directory is formatted with:
@@ -104,7 +105,10 @@ func (s *Server) startBroker(ctx context.Context, ctrl *controller.Controller) (
 	if err != nil {
 		return nil, err
 	}
-	b := controller.Broker{NodeID: s.cfg.NodeID, Host: host, Port: port, Rack: s.cfg.Rack, Endpoints: endpoints}
+	b := controller.Broker{NodeID: s.cfg.NodeID, Host: host, Port: port, Rack: s.cfg.Rack, Endpoints: endpoints,
+		// The epoch of the last clean shutdown, or -1 after a crash: the
+		// controller then takes this broker out of every ISR and ELR.
+		PreviousEpoch: log.CleanShutdownEpoch(s.cfg.DataDir, log.Options{FS: s.opts.LogFS})}
 	if s.cfg.MultiNode() {
 		b.ControllerAddress = s.controllerAdvertised()
 		s.logger.Info("registering with the controller quorum", "node_id", s.cfg.NodeID, "voters", s.cfg.Cluster.Voters)

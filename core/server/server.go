@@ -279,7 +279,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			}
 		}
 		// An offline log dir was reported when it failed; its Close
-		// error (no clean-shutdown marker) is expected.
+		// error (no clean-shutdown marker) is expected. The marker
+		// records the broker epoch this life ends under.
+		logs.SetBrokerEpoch(session.Epoch())
 		if cerr := logs.Close(); cerr != nil && err == nil && logs.Offline() == nil {
 			err = cerr
 		}
