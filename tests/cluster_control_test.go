@@ -41,6 +41,13 @@ func startCluster(t *testing.T, n int, modify ...func(*config.Config)) map[int32
 // before it starts.
 func startClusterTuned(t *testing.T, n int, tune func(*config.Config)) map[int32]*clusterNode {
 	t.Helper()
+	return startClusterWith(t, n, tune, nil)
+}
+
+// startClusterWith is startClusterTuned; opts, when set, gives each node's
+// server.Options (in-process extensions), whose Logger is set here.
+func startClusterWith(t *testing.T, n int, tune func(*config.Config), opts func(id int32) server.Options) map[int32]*clusterNode {
+	t.Helper()
 	var voters []string
 	for id := 1; id <= n; id++ {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, freePort(t)))
@@ -63,7 +70,12 @@ func startClusterTuned(t *testing.T, n int, tune func(*config.Config)) map[int32
 			tune(&cfg)
 		}
 		logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", id)
-		srv, err := server.New(cfg, server.Options{Logger: logger})
+		var o server.Options
+		if opts != nil {
+			o = opts(id)
+		}
+		o.Logger = logger
+		srv, err := server.New(cfg, o)
 		if err != nil {
 			t.Fatalf("node %d: server.New: %v", id, err)
 		}

@@ -11,9 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,172 +25,34 @@ import (
 )
 
 // The hostile-client suite: each attack runs against an in-process broker
-// while a legitimate client keeps producing (acks=all) and consuming. For
-// each, the process's resident memory must stay within a stated bound over
-// its level before the attack (the peak is sampled while the attack runs),
-// the legitimate client's produce p99 must stay within 3x its unloaded
-// p99, and every acknowledged record must be read back. The figures are
-// printed with -v.
+// while a legitimate client (the bystander: a franz-go producer with
+// acks=all and a franz-go consumer, each on its own connections) keeps
+// producing and consuming. For each attack:
+//   - the process's resident memory stays within a stated bound over its
+//     level before the attack (the peak is sampled while the attack runs);
+//   - the bystander's p99 produce latency and p99 end-to-end latency
+//     (produce until its consumer holds the record) under attack stay
+//     within max(3x, +latencySlack) of the same figures measured unloaded
+//     in the same test right before the attack;
+//   - every acknowledged record reads back.
+// The figures are printed with -v. The bystander produces one record at a
+// time and waits for its consumer to deliver it before the next, so each
+// sample is one round trip and a stall of the machine spoils one sample,
+// not every record produced meanwhile; a 2 s window holds several hundred
+// samples. The slack keeps a sub-millisecond unloaded p99 on a shared
+// 2-core machine from making 3x a coin toss (unloaded p99s there range
+// from 0.4 to 35 ms with the machine's load). It is well below the stalls
+// the check exists to catch: a SASL brute force with unbounded password
+// hashing pushed the produce p99 from 4 to 385 ms. Smaller slowdowns are
+// left to the memory bounds: without the deduplication of partitions the
+// p99 rose from 0.8 to 9.7 ms, within the slack, while RSS grew by 255 MiB.
 
-// rssBytes is this process's resident set size.
-func rssBytes(t testing.TB) int64 {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skipf("no /proc/self/status: %v", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmRSS %q: %v", rest, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS in /proc/self/status")
-	return 0
-}
+// latencySlack is the absolute part of the latency bound.
+const latencySlack = 25 * time.Millisecond
 
-// rssPeak samples RSS until stop is called and returns the peak.
-func rssPeak(t testing.TB) (stop func() int64) {
-	var (
-		mu   sync.Mutex
-		peak = rssBytes(t)
-		done = make(chan struct{})
-		wg   sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				r := rssBytes(t)
-				mu.Lock()
-				peak = max(peak, r)
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() int64 {
-		close(done)
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		return max(peak, rssBytes(t))
-	}
-}
-
-// bystander produces and consumes on its own connections and records the
-// latency of each acks=all produce.
-type bystander struct {
-	t     *testing.T
-	topic string
-	cl    *kgo.Client
-	mu    sync.Mutex
-	lat   []time.Duration
-	acked []string
-	seq   int
-}
-
-func newBystander(t *testing.T, addr, topic string, opts ...kgo.Opt) *bystander {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return &bystander{t: t, topic: topic, cl: cl}
-}
-
-// run produces one record at a time for d and returns the p99 latency of
-// this run.
-func (b *bystander) run(d time.Duration) time.Duration {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
-	defer cancel()
-	var lat []time.Duration
-	for end := time.Now().Add(d); time.Now().Before(end); {
-		b.seq++
-		v := fmt.Sprintf("bystander-%d", b.seq)
-		start := time.Now()
-		if err := b.cl.ProduceSync(ctx, &kgo.Record{Topic: b.topic, Value: []byte(v)}).FirstErr(); err != nil {
-			b.t.Fatalf("bystander produce: %v", err)
-		}
-		lat = append(lat, time.Since(start))
-		b.mu.Lock()
-		b.acked = append(b.acked, v)
-		b.mu.Unlock()
-	}
-	slices.Sort(lat)
-	return lat[min(len(lat)-1, len(lat)*99/100)]
-}
-
-// verify reads the topic back and fails unless every acknowledged record
-// is there.
-func (b *bystander) verify(addr string) {
-	b.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(b.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b.mu.Lock()
-	want := map[string]bool{}
-	for _, v := range b.acked {
-		want[v] = true
-	}
-	b.mu.Unlock()
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			b.t.Fatalf("bystander consume: %v (%d acknowledged records missing)", err, len(want))
-		}
-		fs.EachRecord(func(r *kgo.Record) { delete(want, string(r.Value)) })
-	}
-}
-
-// unloadedFloor keeps a sub-millisecond unloaded p99 on a shared machine
-// from making the 3x bound a coin toss: the baseline is at least this.
-const unloadedFloor = 10 * time.Millisecond
-
-// quietDisk makes a hostile test's broker acknowledge from the page cache,
-// so that the bystander's latency measures the broker's handling rather
-// than the shared disk's fsync times (nothing crashes here, so an
-// acknowledged record is still readable).
-func quietDisk(c *config.Config) { c.Log.Durability = "page_cache" }
-
-// underAttack measures the bystander unloaded, runs attack while the
-// bystander keeps working, and checks the RSS bound, the latency bound and
-// that nothing acknowledged was lost. attack returns when it is in place;
-// the bystander then runs for d while the attack holds.
-func underAttack(t *testing.T, addr string, by *bystander, rssBound int64, d time.Duration, attack func()) {
-	t.Helper()
-	base := max(by.run(d), unloadedFloor)
-	debug.FreeOSMemory()
-	before := rssBytes(t)
-	stop := rssPeak(t)
-	attack()
-	p99 := by.run(d)
-	peak := stop()
-	grew := peak - before
-	t.Logf("RSS before %d MiB, peak %d MiB (+%d MiB, bound %d MiB); bystander produce p99 unloaded %v, under attack %v (bound %v)",
-		before>>20, peak>>20, grew>>20, rssBound>>20, base, p99, 3*base)
-	if grew > rssBound {
-		t.Errorf("RSS grew by %d MiB under attack, bound %d MiB", grew>>20, rssBound>>20)
-	}
-	if p99 > 3*base {
-		t.Errorf("bystander produce p99 %v under attack, more than 3x the unloaded %v", p99, base)
-	}
-	by.verify(addr)
-}
+// latencyBound is what a p99 measured under attack may reach given the
+// unloaded p99 base.
+func latencyBound(base time.Duration) time.Duration { return max(3*base, base+latencySlack) }
 
 // dialRaw dials addr for a client that speaks Kafka frames by hand.
 func dialRaw(t *testing.T, addr string) net.Conn {
@@ -286,7 +145,8 @@ func waitMetric(t *testing.T, httpAddr, name string, limit time.Duration, ok fun
 // MaxBytes 0 and never reads its socket. Before fetch.max.bytes, the
 // deduplication of partitions and the per-connection response bound, each
 // fetch read the partition 200 times (MaxBytes 0 meant 2 GiB) and every
-// response was built and queued: about 1.4 GiB of RSS. Now each fetch
+// response was built and queued: about 1.4 GiB of RSS (today's file-run
+// responses would queue as much, in file references). Now each fetch
 // reads the partition once and returns its first batch, the broker stops
 // reading a connection once a MiB of its responses waits beyond what the
 // kernel's socket buffers hold (muted), and it
@@ -304,6 +164,12 @@ func TestHostilePipelinedFetchNeverRead(t *testing.T) {
 	by.run(100 * time.Millisecond) // its connections are open before the count
 	open := metric(t, b.HTTPAddr, "gregor_connections")
 	const attackers = 4
+	// Responses are file runs sent with sendfile, so what waits for the
+	// attackers barely shows in RSS; the queued bytes are what the bounds
+	// hold: a connection's connection_max_queued_response_bytes (1 MiB)
+	// plus the response that crossed it (a first batch of 900 KiB), 3 MiB
+	// a connection with room. Without the bounds 1.4 GiB waits.
+	const queuedBound = attackers * 3 << 20
 	underAttack(t, b.Addr, by, 96<<20, 2*time.Second, func() {
 		for i := range attackers {
 			c := dialRaw(t, b.Addr)
@@ -322,8 +188,12 @@ func TestHostilePipelinedFetchNeverRead(t *testing.T) {
 			}
 		}
 		waitMetric(t, b.HTTPAddr, "gregor_connections_muted", 10*time.Second, func(v float64) bool { return v >= attackers })
-		t.Logf("muted connections %v, queued response bytes %v", metric(t, b.HTTPAddr, "gregor_connections_muted"),
-			metric(t, b.HTTPAddr, "gregor_queued_response_bytes"))
+		queued := metric(t, b.HTTPAddr, "gregor_queued_response_bytes")
+		t.Logf("muted connections %v, queued response bytes %.0f (bound %d)", metric(t, b.HTTPAddr, "gregor_connections_muted"),
+			queued, queuedBound)
+		if queued > queuedBound {
+			t.Errorf("%.0f response bytes queued for %d connections, bound %d", queued, attackers, queuedBound)
+		}
 	})
 	// The broker gives up on the connections whose responses go unread.
 	waitMetric(t, b.HTTPAddr, "gregor_connections", 20*time.Second, func(v float64) bool { return v <= open })
@@ -331,7 +201,8 @@ func TestHostilePipelinedFetchNeverRead(t *testing.T) {
 }
 
 // One fetch lists the same partition 1,000 times: it is read and answered
-// once.
+// once. The attacker repeats it on its connection, reading each answer,
+// while the bystander runs.
 func TestHostileFetchSamePartition1000Times(t *testing.T) {
 	b := startBroker(t, quietDisk)
 	createTopic(t, b.Addr, "big", 1, nil)
@@ -340,12 +211,27 @@ func TestHostileFetchSamePartition1000Times(t *testing.T) {
 	by := newBystander(t, b.Addr, "bystander")
 	c := dialRaw(t, b.Addr)
 	var resp *kmsg.FetchResponse
+	var stop func() int
+	fetches := 1
 	underAttack(t, b.Addr, by, 48<<20, 2*time.Second, func() {
 		if _, err := c.Write(fetchRepeating("big", 1000, 50<<20, 1)); err != nil {
 			t.Fatal(err)
 		}
 		resp = readFetchResponse(t, c, 12)
+		corr := int32(1)
+		stop = hammer(1, func() {
+			corr++
+			if _, err := c.Write(fetchRepeating("big", 1000, 50<<20, corr)); err != nil {
+				return
+			}
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			if _, err := readFrame(c); err == nil {
+				fetches++ // hammer's workers are one goroutine here
+			}
+		})
 	})
+	stop()
+	t.Logf("%d fetches listing the partition 1,000 times answered", fetches)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("the response lists %d topics, the first with %d partitions; want the partition once",
 			len(resp.Topics), len(resp.Topics[0].Partitions))
@@ -359,12 +245,8 @@ func TestHostileFetchSamePartition1000Times(t *testing.T) {
 func readFetchResponse(t *testing.T, c net.Conn, version int16) *kmsg.FetchResponse {
 	t.Helper()
 	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, buf); err != nil {
+	buf, err := readFrame(c)
+	if err != nil {
 		t.Fatal(err)
 	}
 	resp := kmsg.NewPtrFetchResponse()
@@ -376,43 +258,53 @@ func readFetchResponse(t *testing.T, c net.Conn, version int16) *kmsg.FetchRespo
 	return resp
 }
 
-// 5,000 connections open at once and stay silent. Each costs the process
-// about 45-70 KiB (the broker's reader and writer goroutines and buffers,
-// this test's own end of the connection, and garbage the collector has not
-// returned yet: the whole test binary is measured) until
-// connections_max_idle_ms closes it; limits.max_connections bounds the
-// total. The bound is 100 KiB a connection.
+// 5,000 connections open at once and stay silent; the bystander runs while
+// they are opened. Each costs the process about 45-70 KiB (the broker's
+// reader and writer goroutines and buffers, this test's own end of the
+// connection, and garbage the collector has not returned yet: the whole
+// test binary is measured) until connections_max_idle_ms closes it;
+// limits.max_connections bounds the total. The bound is 100 KiB a
+// connection.
 func TestHostileConnectionFlood(t *testing.T) {
 	b := startBroker(t, quietDisk, func(c *config.Config) { c.Listeners.HTTP = "127.0.0.1:0" })
 	createTopic(t, b.Addr, "bystander", 1, nil)
 	by := newBystander(t, b.Addr, "bystander")
 	const flood = 5000
-	var conns []net.Conn
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+		errs  []error
+	)
 	t.Cleanup(func() {
+		wg.Wait()
 		for _, c := range conns {
 			c.Close()
 		}
 	})
-	underAttack(t, b.Addr, by, flood*100<<10, 2*time.Second, func() {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
+	underAttackUntil(t, b.Addr, by, flood*100<<10, 2*time.Second, func() {
 		for range 50 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for range flood / 50 {
 					c, err := net.DialTimeout("tcp", b.Addr, 10*time.Second)
+					mu.Lock()
 					if err != nil {
-						t.Error(err)
+						errs = append(errs, err)
+						mu.Unlock()
 						return
 					}
-					mu.Lock()
 					conns = append(conns, c)
 					mu.Unlock()
 				}
 			}()
 		}
+	}, func() {
 		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("%d dials failed, the first: %v", len(errs), errs[0])
+		}
 		waitMetric(t, b.HTTPAddr, "gregor_connections", 20*time.Second, func(v float64) bool { return v >= flood })
 	})
 }

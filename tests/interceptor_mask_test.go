@@ -106,11 +106,24 @@ allow = ["User:alice"]
 	}
 
 	// A fetch with a replica id goes down the follower path, which never
-	// intercepts: on this single broker no follower 7 is known, so it
-	// answers REPLICA_NOT_AVAILABLE where a consumer's fetch is masked.
-	resp := rawFetch(t, ctx, prod, b.Kafka, topic, 7)
-	if resp.ErrorCode != kerr.ReplicaNotAvailable.Code || len(resp.RecordBatches) != 0 {
-		t.Fatalf("follower fetch: %+v, want the follower path's REPLICA_NOT_AVAILABLE", resp)
+	// intercepts: on this single broker there is no follower, neither an
+	// unknown 7 nor the broker itself (node 1), so it answers
+	// NOT_LEADER_OR_FOLLOWER, as Kafka does, where a consumer's fetch is
+	// masked. A client on the SASL listener is no broker at all: followers
+	// fetch on the inter-broker listener.
+	for _, replica := range []int32{7, 1} {
+		resp := rawFetch(t, ctx, prod, b.Kafka, topic, replica)
+		if resp.ErrorCode != kerr.NotLeaderForPartition.Code || len(resp.RecordBatches) != 0 {
+			t.Fatalf("follower fetch as %d: %+v, want NOT_LEADER_OR_FOLLOWER", replica, resp)
+		}
+	}
+	bobCl, err := kgo.NewClient(kgo.SeedBrokers(secure), kgo.SASL(saslMechanisms("bob", "b-pw")["PLAIN"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bobCl.Close()
+	if resp := rawFetch(t, ctx, bobCl, b.Kafka, topic, 1); resp.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(resp.RecordBatches) != 0 {
+		t.Fatalf("follower fetch by bob on the SASL listener: %+v, want TOPIC_AUTHORIZATION_FAILED", resp)
 	}
 
 	rc, err := newAdmin(t, b.Kafka).DescribeTopicConfigs(ctx, topic)

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gregorbroker/gregor/core/config"
 	"github.com/gregorbroker/gregor/core/fetchsession"
 	"github.com/gregorbroker/gregor/core/partition"
 	"github.com/gregorbroker/gregor/core/protocol"
@@ -25,12 +26,13 @@ func replicaID(req *kmsg.FetchRequest) int32 {
 // handleReplicaFetch answers a follower: records up to the log end offset,
 // the follower's fetch offset recorded as its log end (which advances the
 // high watermark), and a diverging epoch when its log parted from ours.
-// Followers hold CLUSTER_ACTION, as in Kafka.
+// Only a broker may fetch as a follower (see followerConn): the answer
+// skips the topic's fetch interceptor and moves the high watermark.
 func (b *Broker) handleReplicaFetch(r *protocol.Request, req *kmsg.FetchRequest) protocol.Reply {
-	if b.Security.Authorizer != nil && !b.authorizeCluster(r, sdkauth.OpClusterAction) {
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return protocol.Reply{Resp: resp}
+	if !b.followerConn(r) {
+		b.Logger.Warn("follower fetch refused: the connection is not a broker's", "replica", replicaID(req),
+			"listener", connListener(r), "principal", principalOf(r).String(), "remote", hostOf(r))
+		return protocol.Reply{Resp: refusedReplicaFetch(req)}
 	}
 	// Followers read up to the log end offset, and a leader that loses its
 	// leadership cuts its uncommitted tail off the active segment in place
@@ -145,6 +147,9 @@ func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, nam
 	if err := p.CheckEpoch(rp.CurrentLeaderEpoch); err != nil {
 		return errCode(err), 0, false
 	}
+	if !p.IsFollower(id) {
+		return notAFollower(rp), 0, false
+	}
 	if version >= 12 && rp.LastFetchedEpoch >= 0 {
 		if epoch, end, diverged := divergence(p, rp.LastFetchedEpoch, rp.FetchOffset); diverged {
 			off := p.Offsets()
@@ -156,8 +161,8 @@ func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, nam
 	if record {
 		f, err := p.UpdateFollower(id, rp.FetchOffset)
 		switch {
-		case errors.Is(err, partition.ErrUnknownReplica):
-			return kerr.ReplicaNotAvailable.Code, 0, false
+		case errors.Is(err, partition.ErrUnknownReplica): // reassigned since IsFollower
+			return notAFollower(rp), 0, false
 		case err != nil:
 			return errCode(err), 0, false
 		}
@@ -205,4 +210,73 @@ func (b *Broker) replicaFetchPartition(sp *kmsg.FetchResponseTopicPartition, nam
 func inISR(p *partition.Partition, id int32) bool {
 	v, ok := p.ReplicaView()
 	return ok && slices.Contains(v.ISR, id)
+}
+
+// followerConn reports whether r's connection may fetch as a follower.
+// With an authorizer that is CLUSTER_ACTION on the cluster, as in Kafka.
+// Without one, Kafka answers any client that names a replica id, which
+// would hand it records that the topic's fetch interceptor masks for
+// consumers, and let it move the high watermark. So the request must come
+// in on the inter-broker listener, the one followers dial, and when that
+// listener authenticates its peers (SASL, or TLS with client certificates
+// required) and security.super_users lists any, its principal must be one
+// of them. A PLAINTEXT inter-broker listener authenticates nobody: it must
+// be reachable by the brokers alone (README, Security).
+func (b *Broker) followerConn(r *protocol.Request) bool {
+	if b.Security.Authorizer != nil {
+		return b.authorizeCluster(r, sdkauth.OpClusterAction)
+	}
+	if r.Conn == nil { // a handler called directly, by a test
+		return true
+	}
+	l, ok := b.Config.InterBrokerListener()
+	if !ok || r.Conn.Listener != l.Name {
+		return false
+	}
+	sec := b.Config.Security
+	authenticates := config.IsSASLProtocol(l.Protocol) || (config.IsTLSProtocol(l.Protocol) && sec.TLSClientAuth == "required")
+	if !authenticates || len(sec.SuperUsers) == 0 {
+		return true
+	}
+	return slices.Contains(sec.SuperUsers, r.Conn.Principal())
+}
+
+// connListener names the listener r came in on.
+func connListener(r *protocol.Request) string {
+	if r.Conn == nil {
+		return ""
+	}
+	return r.Conn.Listener
+}
+
+// refusedReplicaFetch answers a follower fetch from a connection that may
+// not make one: TOPIC_AUTHORIZATION_FAILED for every partition, as Kafka
+// answers a follower without CLUSTER_ACTION.
+func refusedReplicaFetch(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.SessionID = 0
+	for _, rt := range req.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.PreferredReadReplica = -1
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// notAFollower is Kafka's answer to a follower fetch whose replica id is
+// not another replica of the partition: UNKNOWN_LEADER_EPOCH when the
+// request names the leader epoch (the follower may know of a reassignment
+// the leader has yet to see, and retries), NOT_LEADER_OR_FOLLOWER without.
+func notAFollower(rp kmsg.FetchRequestTopicPartition) int16 {
+	if rp.CurrentLeaderEpoch >= 0 {
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	return kerr.NotLeaderForPartition.Code
 }

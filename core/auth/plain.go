@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/hmac"
 	"fmt"
+	"runtime"
+	"time"
 	"unicode/utf8"
 
 	sdkauth "github.com/gregorbroker/gregor/sdk/auth"
@@ -73,12 +75,24 @@ func (e *plainExchange) Step(_ context.Context, msg []byte) ([]byte, bool, error
 
 func (e *plainExchange) Outcome() Outcome { return e.out }
 
+// hashSlots bounds the password checks that salt a password: at most a
+// quarter of the CPUs' time (at least half of one CPU) goes to them. Each
+// check is thousands of HMAC rounds (a SCRAM credential's iterations), so
+// unbounded, a PLAIN or HTTP basic brute force on a few connections takes
+// every core from the clients already connected. A check takes one of
+// half the CPUs' slots (at least one) and holds it for as long again after
+// it is done; a guess waits for a slot on its own connection.
+var hashSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+
 // VerifyPassword reports whether password matches one of user's SCRAM
 // credentials (the strongest is tried first).
 func VerifyPassword(store CredentialStore, user, password string) bool {
 	if store == nil {
 		return false
 	}
+	hashSlots <- struct{}{}
+	start := time.Now()
+	defer func() { time.AfterFunc(time.Since(start), func() { <-hashSlots }) }()
 	for _, mech := range []ScramMechanism{ScramSHA512, ScramSHA256} {
 		cred, ok := store.ScramCredential(user, mech)
 		if !ok {

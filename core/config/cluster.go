@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -196,6 +197,13 @@ func (c *Config) validateInterBroker(bad func(key, format string, args ...any) e
 	if IsTLSProtocol(l.Protocol) && c.Security.TLSCAFile == "" {
 		return bad("security.tls_ca_file", "the inter-broker listener %s is %s: followers need a CA to verify the leaders' certificates",
 			l.Name, l.Protocol)
+	}
+	// Without an authorizer a leader answers follower fetches on a SASL
+	// inter-broker listener from super users only, when any are listed.
+	noAuthorizer := c.Security.Authorizer == "" || c.Security.Authorizer == "none"
+	if su := c.Security.SuperUsers; IsSASLProtocol(l.Protocol) && noAuthorizer && len(su) > 0 && !slices.Contains(su, "User:"+cl.InterBrokerSASLUsername) {
+		return bad("security.super_users", "the inter-broker listener %s is %s: followers fetch as User:%s, and follower fetches there are accepted from super users only: add it",
+			l.Name, l.Protocol, cl.InterBrokerSASLUsername)
 	}
 	return nil
 }

@@ -37,6 +37,12 @@ func TestInterBrokerListener(t *testing.T) {
 			"invalid cluster.inter_broker_sasl_mechanism: the inter-broker listener SASL_PLAINTEXT is SASL_PLAINTEXT: followers need", "", ""},
 		{"multi-node TLS listener without a CA", multi + secure + tlsFiles + "[cluster]\n" + voters + "inter_broker_listener = \"SECURE\"\n" + creds,
 			"invalid security.tls_ca_file: the inter-broker listener SECURE is SASL_SSL", "", ""},
+		{"multi-node SASL inter-broker user not among the super users, no authorizer", multi + secure + tlsFiles + "tls_ca_file = \"ca.pem\"\nsuper_users = [\"User:admin\"]\n[cluster]\n" + voters +
+			"inter_broker_listener = \"SECURE\"\n" + creds, "invalid security.super_users: the inter-broker listener SECURE is SASL_SSL: followers fetch as User:broker", "", ""},
+		{"multi-node SASL inter-broker user among the super users", multi + secure + tlsFiles + "tls_ca_file = \"ca.pem\"\nsuper_users = [\"User:admin\", \"User:broker\"]\n[cluster]\n" + voters +
+			"inter_broker_listener = \"SECURE\"\n" + creds, "", "SECURE", "SASL_SSL"},
+		{"multi-node SASL inter-broker user granted by the authorizer", multi + secure + tlsFiles + "tls_ca_file = \"ca.pem\"\nsuper_users = [\"User:admin\"]\nauthorizer = \"acl\"\n[cluster]\n" + voters +
+			"inter_broker_listener = \"SECURE\"\n" + creds, "", "SECURE", "SASL_SSL"},
 		{"multi-node plaintext inter-broker listener beside a secure one", multi + secure + tlsFiles + "[cluster]\n" + voters, "", "PLAINTEXT", "PLAINTEXT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,10 @@ type Security struct {
 	// Authorizer is "none" (everything allowed), "acl" (Kafka's ACLs) or
 	// the name of an authorizer extension.
 	Authorizer string `toml:"authorizer"`
-	// SuperUsers bypass ACLs ("User:admin"); Kafka's super.users.
+	// SuperUsers bypass ACLs ("User:admin"); Kafka's super.users. They
+	// are the only peers a secured controller listener admits and, without
+	// an authorizer, the only principals whose follower fetches an
+	// authenticating inter-broker listener answers (when any are listed).
 	SuperUsers []string `toml:"super_users"`
 	// AllowEveryoneIfNoACL opens resources that have no ACLs at all;
 	// Kafka's allow.everyone.if.no.acl.found.

@@ -122,6 +122,15 @@ type FollowerFetch struct {
 // partition.
 var ErrUnknownReplica = errors.New("partition: not a replica of this partition")
 
+// IsFollower reports whether replica is another replica of this partition
+// led here: a leader answers a follower fetch only from one of them.
+func (p *Partition) IsFollower(replica int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.followers[replica]
+	return ok && p.isLocal(p.leader)
+}
+
 // UpdateFollower records that replica fetched from fetchOffset, which is its
 // log end offset, and advances the high watermark. Only the leader calls it.
 func (p *Partition) UpdateFollower(replica int32, fetchOffset int64) (FollowerFetch, error) {
