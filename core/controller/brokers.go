@@ -104,9 +104,8 @@ func (c *Controller) RegisterBrokerFenced(ctx context.Context, b Broker) (int64,
 		}
 		records = append(records, c.planBrokerLoss(after, b.NodeID)...)
 	}
-	errs := c.proposeAsActive(ctx, records)
-	if errs[0] != nil {
-		return 0, errs[0]
+	if err := c.proposePlan(ctx, records); err != nil {
+		return 0, err
 	}
 	c.sessions.touch(b.NodeID, c.now())
 	c.addNonvoters()
@@ -159,7 +158,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		if !br.InControlledShutdown {
 			records = append([]record{state}, records...)
 		}
-		if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+		if err := c.proposePlan(ctx, records); err != nil {
 			return reply, err
 		}
 		if leads := c.Image().leaderships(br.NodeID); leads > 0 {
@@ -201,7 +200,7 @@ func (c *Controller) takeLogDirOffline(ctx context.Context, im *Image, br Broker
 		return err
 	}
 	records := append([]record{state}, c.planBrokerLoss(after, br.NodeID)...)
-	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+	if err := c.proposePlan(ctx, records); err != nil {
 		return err
 	}
 	c.log.Warn("broker log dir offline; moved its leaderships and removed it from ISRs", "node", br.NodeID,
@@ -256,7 +255,7 @@ func (c *Controller) ExpireSessions(ctx context.Context) error {
 		return err
 	}
 	records = append(records, cleanup...)
-	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+	if err := c.proposePlan(ctx, records); err != nil {
 		return err
 	}
 	return firstErr(c.proposeAsActive(ctx, c.planElections(c.Image())))
