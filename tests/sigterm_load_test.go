@@ -300,3 +300,82 @@ func TestSIGTERMUnderProduceLoadOneNode(t *testing.T) {
 		t.Errorf("%d acknowledged records lost", lost)
 	}
 }
+
+// TestSIGTERMWithLogDirOffline stops, under produce load, a node whose log
+// dir went offline (every fsync failing, through the errorfs build) after
+// its leaderships moved, as the fault suite's disk faults do.
+func TestSIGTERMWithLogDirOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	const (
+		topic      = "sigterm-disk"
+		partitions = 6
+	)
+	c := startChildClusterNet(t, 3, false, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(c.client())
+	two := "2"
+	createReplicated(t, ctx, adm, topic, partitions, map[string]*string{"min.insync.replicas": &two})
+	c.waitMetadata("full ISR", 60*time.Second, func(md kadm.Metadata) bool { return fullISR(md, topic, partitions) })
+
+	load, stopLoad := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		stopLoad()
+		wg.Wait()
+	}()
+	var acks sync.WaitGroup
+	acks.Add(1)
+	var once sync.Once
+	for w := range 4 {
+		cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0),
+			kgo.RecordDeliveryTimeout(20*time.Second), kgo.MaxBufferedRecords(2000))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; load.Err() == nil; i++ {
+				cl.Produce(load, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("w%d-%09d", w, i))},
+					func(_ *kgo.Record, err error) {
+						if err == nil && i > 1000 {
+							once.Do(acks.Done)
+						}
+					})
+			}
+		}()
+	}
+	acks.Wait()
+	const target = 1
+	if err := c.armDisk(target, diskFaultRules["disk-fsync-eio"]); err != nil {
+		t.Fatal(err)
+	}
+	c.waitMetadata("node 1 offline", 60*time.Second, func(md kadm.Metadata) bool {
+		ok, _ := diskOffline(md, target)
+		return ok
+	})
+	nd := c.nodes[target]
+	proc := nd.proc
+	nd.proc = nil
+	c.track(nd)
+	start := time.Now()
+	_ = proc.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-proc.done:
+		t.Logf("node %d (log dir offline) exited %s after SIGTERM: %v", target, time.Since(start).Round(time.Millisecond), proc.err)
+		if proc.err != nil {
+			t.Errorf("node %d exited with %v after SIGTERM", target, proc.err)
+		}
+	case <-time.After(sigtermExitBound):
+		_ = proc.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-proc.done:
+		case <-time.After(10 * time.Second):
+			_ = proc.cmd.Process.Kill()
+			<-proc.done
+		}
+		out := proc.logs.String()
+		t.Fatalf("node %d (log dir offline) did not exit within %s of SIGTERM; its output ends:\n%s",
+			target, sigtermExitBound, out[max(0, len(out)-300000):])
+	}
+}
