@@ -121,9 +121,8 @@ func (c *Controller) RegisterBrokerFenced(ctx context.Context, b Broker) (int64,
 			records = append(records, unclean...)
 		}
 	}
-	errs := c.proposeAsActive(ctx, records)
-	if errs[0] != nil {
-		return 0, errs[0]
+	if err := c.proposePlan(ctx, records); err != nil {
+		return 0, err
 	}
 	c.sessions.touch(b.NodeID, c.now())
 	c.addNonvoters()
@@ -176,7 +175,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 		if !br.InControlledShutdown {
 			records = append([]record{state}, records...)
 		}
-		if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+		if err := c.proposePlan(ctx, records); err != nil {
 			return reply, err
 		}
 		if leads := c.Image().leaderships(br.NodeID); leads > 0 {
@@ -218,7 +217,7 @@ func (c *Controller) takeLogDirOffline(ctx context.Context, im *Image, br Broker
 		return err
 	}
 	records := append([]record{state}, c.planBrokerLoss(after, br.NodeID)...)
-	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+	if err := c.proposePlan(ctx, records); err != nil {
 		return err
 	}
 	c.log.Warn("broker log dir offline; moved its leaderships and removed it from ISRs", "node", br.NodeID,
@@ -273,7 +272,7 @@ func (c *Controller) ExpireSessions(ctx context.Context) error {
 		return err
 	}
 	records = append(records, cleanup...)
-	if err := firstErr(c.proposeAsActive(ctx, records)); err != nil {
+	if err := c.proposePlan(ctx, records); err != nil {
 		return err
 	}
 	return firstErr(c.proposeAsActive(ctx, c.planElections(c.Image())))

@@ -50,6 +50,10 @@
 //	delete_scram_credential {"user":"a","mechanism":1}
 //	set_client_quota   {"entity":[{"type":"user","name":"a"},{"type":"client-id","default":true}],
 //	                    "values":{"producer_byte_rate":1024}}  the full set; empty removes it
+//	plan               {"records":[{"v":1,"type":"broker_state","data":{...}},
+//	                    {"v":1,"type":"partition_change","data":{...}}]}
+//	                                                     records planned together (a broker's loss);
+//	                                                     all apply, in order, or none does
 //
 // A record is applied atomically: its preconditions are checked against the
 // image first, and a record that fails them changes nothing (the proposer

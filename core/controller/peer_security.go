@@ -53,7 +53,7 @@ var ownBehalf = []string{typeCreateTopic}
 // forward only for an authorized client's request.
 func checkForwardedKind(kind, principal string) error {
 	switch kind {
-	case typeController, typeRegisterBroker, typeBrokerState:
+	case typeController, typeRegisterBroker, typeBrokerState, typePlan:
 		return fmt.Errorf("controller: forwarded %s record: %w: not accepted from a peer", kind, ErrInvalidRequest)
 	}
 	if principal == "" && !slices.Contains(ownBehalf, kind) {

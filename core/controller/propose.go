@@ -60,7 +60,9 @@ func (c *Controller) checkWritable(ctx context.Context) error {
 }
 
 // proposeAll appends each record as its own raft entry (raft pipelines
-// them) and waits for each to be applied. errs[i] is nil when records[i] was
+// them) and waits for each to be applied, so each applies or fails alone:
+// it is for independent records (one per partition or request). Records
+// that must apply together go through proposePlan. errs[i] is nil when records[i] was
 // committed and applied; otherwise it is the apply's rejection, a raft
 // failure (wrapping ErrNotController), or ctx's error, in which case the
 // outcome is unknown. Callers hold writeMu.

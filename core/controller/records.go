@@ -82,6 +82,8 @@ func decodeRecord(b []byte) (record, error) {
 		r = &partitionChangeRecord{}
 	case typeBrokerState:
 		r = &brokerStateRecord{}
+	case typePlan:
+		r = &planRecord{}
 	default:
 		return nil, fmt.Errorf("controller: record: %w: unknown type %q", ErrCorrupt, env.Type)
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -21,6 +22,10 @@ func TestDecodeRecordRoundTrip(t *testing.T) {
 		&partitionsRecord{TopicID: id, Partitions: newPartitions(1, [][]int32{{2}})},
 		&configRecord{Resource: ConfigResource{ResourceBroker, ""}, Configs: map[string]string{"x": "y"}},
 		&producerIDsRecord{First: 1000, Count: 1000},
+		&planRecord{Records: []json.RawMessage{
+			json.RawMessage(`{"v":1,"type":"broker_state","data":{"node_id":1,"epoch":7,"fenced":true,"controlled_shutdown":false}}`),
+			json.RawMessage(`{"v":1,"type":"controller","data":{"node_id":2}}`),
+		}},
 	}
 	for _, r := range recs {
 		data, err := encodeRecord(r)
