@@ -197,7 +197,7 @@ func (sc *scanner) skip() bool {
 	case c == '[':
 		return sc.array(nil)
 	case c == '"':
-		_, _, ok := sc.stringEnd()
+		_, _, ok := sc.stringEnd(false)
 		return ok
 	case c == '-' || c >= '0' && c <= '9':
 		_, ok := sc.numberEnd()
@@ -239,7 +239,7 @@ func (sc *scanner) object(s *Schema) bool {
 			return false
 		}
 		start := sc.i
-		end, plain, ok := sc.stringEnd()
+		end, plain, ok := sc.stringEnd(s != nil)
 		if !ok {
 			return false
 		}
@@ -334,22 +334,27 @@ func (sc *scanner) array(s *Schema) bool {
 // stringEnd finds the end of the string at sc.i ('"'), checking its
 // escapes and control characters as the tree's parser does, and moves
 // past it. end is the closing quote's offset; plain says the string has
-// no escape and is valid UTF-8, so its bytes are its value.
-func (sc *scanner) stringEnd() (end int, plain, ok bool) {
+// no escape and is valid UTF-8, so its bytes are its value (checked only
+// when want is set: a string whose content no keyword reads needs no
+// UTF-8 pass).
+func (sc *scanner) stringEnd(want bool) (end int, plain, ok bool) {
 	b := sc.b
 	i := sc.i + 1
 	start := i
-	escapes, high := false, false
+	escapes := false
 	for {
-		// 8 bytes at a time while none is '"', '\\' or a control
-		// character, with one unaligned load (the Go wasm compiler
-		// does not combine byte loads).
-		for len(b)-i >= 8 {
-			x := *(*uint64)(unsafe.Pointer(&b[i]))
-			if !plain8(x) {
+		// 16, then 8 bytes at a time while none is '"', '\\' or a
+		// control character, with unaligned loads (the Go wasm compiler
+		// does not combine byte loads, and a loop iteration costs more
+		// than its arithmetic).
+		for len(b)-i >= 16 {
+			p := unsafe.Pointer(&b[i])
+			if special(*(*uint64)(p))|special(*(*uint64)(unsafe.Add(p, 8))) != 0 {
 				break
 			}
-			high = high || x&0x8080808080808080 != 0
+			i += 16
+		}
+		for len(b)-i >= 8 && special(*(*uint64)(unsafe.Pointer(&b[i]))) == 0 {
 			i += 8
 		}
 		if i >= len(b) {
@@ -359,7 +364,7 @@ func (sc *scanner) stringEnd() (end int, plain, ok bool) {
 		switch {
 		case c == '"':
 			sc.i = i + 1
-			plain = !escapes && (!high || utf8.Valid(b[start:i]))
+			plain = want && !escapes && utf8.Valid(b[start:i])
 			return i, plain, true
 		case c == '\\':
 			escapes = true
@@ -380,10 +385,18 @@ func (sc *scanner) stringEnd() (end int, plain, ok bool) {
 		case c < 0x20:
 			return 0, false, false
 		default:
-			high = high || c >= 0x80
 			i++
 		}
 	}
+}
+
+// special has a high bit set in each byte of x that is '"', '\\' or a
+// control character (plain8's test, as bits).
+func special(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote := x ^ (ones * '"')
+	slash := x ^ (ones * '\\')
+	return ((quote-ones)&^quote | (slash-ones)&^slash | (x-ones*0x20)&^x) & highs
 }
 
 func isHex(c byte) bool {
@@ -393,7 +406,7 @@ func isHex(c byte) bool {
 // str checks a string at sc.i against s.
 func (sc *scanner) str(s *Schema) bool {
 	start := sc.i
-	end, plain, ok := sc.stringEnd()
+	end, plain, ok := sc.stringEnd(s.fast.strings)
 	if !ok {
 		return false
 	}
