@@ -45,10 +45,14 @@ type field struct {
 // fast is the part of a Schema the fast path reads, derived once by
 // prepare.
 type fast struct {
-	free     bool  // no constraint at all: check the syntax only
-	slow     bool  // enum or const with an object or array: check through the tree
-	kinds    uint8 // allowed kinds; 0 for any
-	fields   map[string]field
+	free   bool  // no constraint at all: check the syntax only
+	slow   bool  // enum or const with an object or array: check through the tree
+	kinds  uint8 // allowed kinds; 0 for any
+	fields map[string]field
+	// names and byName are fields as two slices when there are few: a
+	// linear scan comparing lengths first beats hashing in a guest.
+	names    []string
+	byName   []field
 	reqMask  uint64 // every required bit set
 	strings  bool   // the string's content matters (length, pattern, enum, const)
 	floats   bool   // the number's value matters (bounds, enum, const, integer)
@@ -97,6 +101,12 @@ func (s *Schema) prepare() {
 			f.fields[name] = fd
 		}
 	}
+	if len(f.fields) <= 8 {
+		for name, fd := range f.fields {
+			f.names = append(f.names, name)
+			f.byName = append(f.byName, fd)
+		}
+	}
 	if s.Additional != nil {
 		s.Additional.prepare()
 	}
@@ -108,6 +118,20 @@ func (s *Schema) prepare() {
 	f.floats = integerOnly || s.Minimum != nil || s.Maximum != nil || s.ExclMin != nil || s.ExclMax != nil || len(f.literals) > 0
 	f.free = f.kinds == 0 && !f.slow && len(f.literals) == 0 && f.fields == nil && s.Additional == nil &&
 		s.Items == nil && s.MinItems == 0 && s.MaxItems < 0 && !f.strings && !f.floats && !s.never
+}
+
+// field looks up a property name.
+func (f *fast) field(name string) (field, bool) {
+	if f.names == nil {
+		fd, ok := f.fields[name]
+		return fd, ok
+	}
+	for i, n := range f.names {
+		if len(n) == len(name) && n == name {
+			return f.byName[i], true
+		}
+	}
+	return field{}, false
 }
 
 // scanner walks one document for the fast path.
@@ -261,7 +285,7 @@ func (sc *scanner) object(s *Schema) bool {
 				}
 				name = v.(string)
 			}
-			fd, ok := s.fast.fields[name]
+			fd, ok := s.fast.field(name)
 			if fd.req >= 0 && ok {
 				seen |= 1 << fd.req
 			}
