@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/gregorbroker/gregor/hooks/hookstest"
 	"github.com/gregorbroker/gregor/sdk/interceptor"
@@ -26,13 +28,24 @@ func runPartitionBench(b *testing.B, bp partitioner.BatchPartitioner, batch int)
 	recs := benchRecords(batch)
 	out := make([]int32, batch)
 	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ResetTimer()
+	cpu := threadCPU()
 	for i := 0; i < b.N; i++ {
 		if err := bp.PartitionBatch(recs, 64, out); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/record")
+	reportPerRecord(b, threadCPU()-cpu, b.N*batch)
+}
+
+// reportPerRecord reports wall and thread CPU time per record.
+func reportPerRecord(b *testing.B, cpu time.Duration, records int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(records), "ns/record")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(records), "cpu-ns/record")
+	}
 }
 
 func BenchmarkPartitioner(b *testing.B) {
@@ -52,6 +65,16 @@ func BenchmarkPartitioner(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer refGuest.Close(ctx)
+	batchGuest, err := LoadPartitioner(ctx, hookstest.BuildGo(b, "testdata/murmurbatch"), Options{Trusted: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer batchGuest.Close(ctx)
+	batchLimited, err := LoadPartitioner(ctx, batchGuest.Module().Path(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer batchLimited.Close(ctx)
 	asGuest, err := LoadPartitioner(ctx, hookstest.BuildAssemblyScript(b, "../examples/wasm-murmur2-as", "build/murmur2.wasm"), Options{Trusted: true})
 	if err != nil {
 		b.Fatal(err)
@@ -67,6 +90,8 @@ func BenchmarkPartitioner(b *testing.B) {
 		b.Run(fmt.Sprintf("wasm-go/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, goGuest, batch) })
 		b.Run(fmt.Sprintf("wasm-go-ref/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, refGuest, batch) })
 		b.Run(fmt.Sprintf("wasm-go-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, limited, batch) })
+		b.Run(fmt.Sprintf("wasm-go-batch/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, batchGuest, batch) })
+		b.Run(fmt.Sprintf("wasm-go-batch-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, batchLimited, batch) })
 		b.Run(fmt.Sprintf("wasm-as/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asGuest, batch) })
 		b.Run(fmt.Sprintf("wasm-as-timeout/batch=%d", batch), func(b *testing.B) { runPartitionBench(b, asLimited, batch) })
 	}
@@ -103,13 +128,16 @@ func BenchmarkInterceptor(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			bt := &interceptor.Batch{Topic: "orders", Records: recs}
 			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
 			for b.Loop() {
 				d, err := ic.InterceptProduce(ctx, bt)
 				if err != nil || d.Action != interceptor.Accept {
 					b.Fatalf("%+v, %v", d, err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/record")
+			reportPerRecord(b, threadCPU()-cpu, b.N*batch)
 		})
 		ic.Close(ctx)
 	}

@@ -40,6 +40,7 @@ type Schema struct {
 	ExclMin    *float64
 	ExclMax    *float64
 	never      bool // the schema `false`
+	fast       fast // derived for the fast path (scan.go)
 }
 
 var noneAllowed = &Schema{never: true, MaxItems: -1, MaxLength: -1}
@@ -61,7 +62,12 @@ func ParseSchema(raw []byte) (*Schema, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return compileSchema(v, "#")
+	s, err := compileSchema(v, "#")
+	if err != nil {
+		return nil, err
+	}
+	s.prepare()
+	return s, nil
 }
 
 func compileSchema(v any, at string) (*Schema, error) {
@@ -264,6 +270,15 @@ var errNotJSON = errors.New("value is not valid JSON")
 // Validate checks one JSON document against s. It returns a
 // *ValidationError, or errNotJSON wrapped with the parser's complaint.
 func (s *Schema) Validate(doc []byte) error {
+	if s.valid(doc) {
+		return nil // the common case, without building the tree
+	}
+	return s.explain(doc)
+}
+
+// explain is Validate through the tree: it finds the failing path and
+// words the message.
+func (s *Schema) explain(doc []byte) error {
 	v, err := parseJSON(doc)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotJSON, err)

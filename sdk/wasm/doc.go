@@ -6,7 +6,10 @@
 // Import one of the kind packages and register a handler from an init
 // function (a c-shared module's main never runs):
 //
-//   - sdk/wasm/partitioner: Register(func(r Record, n int) int)
+//   - sdk/wasm/partitioner: Register(func(r Record, n int) int), or
+//     RegisterBatch(func(records []Record, n int32, out []int32) error),
+//     one call per batch and the fastest form in a Go guest
+//   - sdk/wasm/interceptor: Register(func(b *Batch) Decision)
 //   - sdk/wasm/authorizer: Register(func(a auth.Action) auth.Decision)
 //   - sdk/wasm/retention: Register(func(p retention.Partition) int)
 //

@@ -4,6 +4,8 @@ package partitioner
 
 import "unsafe"
 
+const littleEndian = true
+
 // murmur2 is sdk/partitioner.Murmur2 with each 4-byte block read by one
 // little-endian load: the Go wasm compiler neither combines byte loads nor
 // drops their bounds checks, and the hash is most of a key partitioner's

@@ -5,3 +5,5 @@ package partitioner
 import sdkpart "github.com/gregorbroker/gregor/sdk/partitioner"
 
 func murmur2(data []byte) uint32 { return uint32(sdkpart.Murmur2(data)) }
+
+const littleEndian = false

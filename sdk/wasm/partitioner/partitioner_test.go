@@ -42,15 +42,20 @@ func TestHandle(t *testing.T) {
 		{"truncated", func(Record, int) int { return 0 }, batch(recs)[:15], 2, 5, abi.CodeBadInput},
 		{"negative count", func(Record, int) int { return 0 }, batch(recs), -1, 5, abi.CodeBadInput},
 	} {
-		for _, byRef := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/ref=%v", tc.name, byRef), func(t *testing.T) {
+		for _, form := range []string{"value", "ref", "batch"} {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, form), func(t *testing.T) {
 				Register(tc.fn)
-				if byRef {
-					fn := tc.fn
-					RegisterRef(nil)
-					if fn != nil {
-						RegisterRef(func(r *Record, n int) int { return fn(*r, n) })
-					}
+				fn := tc.fn
+				switch {
+				case form == "ref" && fn != nil:
+					RegisterRef(func(r *Record, n int) int { return fn(*r, n) })
+				case form == "batch" && fn != nil:
+					RegisterBatch(func(recs []Record, n int32, out []int32) error {
+						for i := range recs {
+							out[i] = int32(fn(recs[i], int(n)))
+						}
+						return nil
+					})
 				}
 				buf := append([]byte(nil), tc.buf...)
 				if code := Handle(buf, tc.count, tc.n); code != tc.code {
@@ -71,6 +76,51 @@ func TestHandle(t *testing.T) {
 	Uses(Key | Headers)
 	if Fields() != 5 {
 		t.Fatalf("fields %d", Fields())
+	}
+}
+
+// TestRegisterBatch checks what a batch handler sees: every record with
+// its own headers (the header slice grows while the batch is decoded),
+// output slots that need not be aligned, and an error failing the batch.
+func TestRegisterBatch(t *testing.T) {
+	defer Register(nil)
+	var recs []Record
+	for i := range 40 {
+		r := Record{Key: []byte(fmt.Sprintf("k%d", i))}
+		for j := range i % 3 {
+			r.Headers = append(r.Headers, Header{Key: fmt.Sprintf("h%d-%d", i, j), Value: []byte{byte(j)}})
+		}
+		if i%5 == 0 {
+			r.Key, r.Value = nil, []byte("v")
+		}
+		recs = append(recs, r)
+	}
+	var seen []Record
+	RegisterBatch(func(rs []Record, n int32, out []int32) error {
+		seen = append(seen[:0], rs...)
+		for i := range rs {
+			out[i] = int32(i) % n
+		}
+		return nil
+	})
+	for _, shift := range []int{0, 1} {
+		enc := batch(recs)
+		buf := append(make([]byte, shift), enc...)[shift:]
+		if code := Handle(buf, int32(len(recs)), 7); code != abi.OK {
+			t.Fatalf("shift %d: code %d", shift, code)
+		}
+		if fmt.Sprint(seen) != fmt.Sprint(recs) {
+			t.Fatalf("shift %d: handler saw\n%v\nwant\n%v", shift, seen, recs)
+		}
+		for i := range recs {
+			if got := binary.LittleEndian.Uint32(buf[4*i:]); got != uint32(i%7) {
+				t.Fatalf("shift %d: slot %d = %d", shift, i, got)
+			}
+		}
+	}
+	RegisterBatch(func([]Record, int32, []int32) error { return fmt.Errorf("no") })
+	if code := Handle(batch(recs), int32(len(recs)), 7); code != abi.CodeFailed {
+		t.Fatalf("error: code %d", code)
 	}
 }
 
