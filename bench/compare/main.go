@@ -310,6 +310,10 @@ func printTable(rs []Result, o options) {
 			fmt.Printf("|   note: %s\n", r.Note)
 		}
 	}
+	writeCurveTables(os.Stdout, rs)
+	if o.elapsed > 0 {
+		fmt.Printf("\nThe run took %.0f s.\n", o.elapsed.Seconds())
+	}
 	if o.cluster {
 		fmt.Printf("\n\"%s\" rows: 3 brokers on loopback on this machine, topics RF=3 with min.insync.replicas=2,\n"+
 			"idempotent acks=all producer, incompressible random values without compression (every byte is replicated);\n"+
