@@ -8,7 +8,10 @@
 // the first acknowledged produce; each throughput row beside the machine's physical limit
 // (loopback TCP, sequential writes with and without fsync) measured in the same run; then, on
 // 3-node clusters of each (RF=3, min.insync.replicas=2, acks=all), produce throughput of 100 B
-// and 1 KB records and produce latency p50/p99 at a fixed rate.
+// and 1 KB records and produce latency p50/p99 at a fixed rate; then, on fresh single nodes of
+// each (restart.go), RSS against idle partitions, a clean restart with 10,000 partitions and
+// their data timed to the first produce and to every partition serving, and restarts after
+// kill -9 at several log sizes.
 // It prints a table with Gregor/Kafka ratios and writes JSON with machine facts to
 // bench/results/. It owns measurement only; the brokers are started by scripts/.
 package main
@@ -86,7 +89,7 @@ func main() {
 	flag.IntVar(&o.repeat, "repeat", 3, "runs of each throughput measurement; the table shows the median")
 	flag.BoolVar(&o.single, "single", true, "run the single-node section")
 	flag.BoolVar(&o.cluster, "cluster", true, "run the 3-node section (RF=3, min.insync.replicas=2, acks=all)")
-	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false")
+	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false, no share-group row, curves to 100 partitions, one pass of the limits, the restart section at 1,000 partitions and 16 MB with one kill -9 at 64 MB")
 	flag.BoolVar(&o.plainCtl, "cluster-plaintext-controller", false, "also run the 3-node section on Gregor with a PLAINTEXT controller plane, beside its SSL one (the cost of TLS)")
 	flag.BoolVar(&o.full, "full", false, "also the heavy rows: 5,000 and 10,000 idle connections (and the PLAINTEXT controller plane rows)")
 	flag.BoolVar(&o.restartOn, "restart", true, "run the restart section: RSS vs idle partitions, clean restart with data, restart after kill -9 at several log sizes")
@@ -169,7 +172,11 @@ func run(o options, outDir string) error {
 		fmt.Fprintf(os.Stderr, "compare: open-file limit %d\n", nofile)
 	}
 	began := time.Now()
-	lim, err := measureLimits(limitsDir(), o.scale)
+	passes := 3
+	if o.quick {
+		passes = 1
+	}
+	lim, err := measureLimits(limitsDir(), o.scale, passes)
 	if err != nil {
 		return err
 	}
