@@ -236,7 +236,8 @@ func measureRecovery(ctx context.Context, t target, sizesMB []int, record record
 // createIdle creates an unreplicated topic and writes one record to each partition, retrying
 // while the broker still creates it (a large CreateTopics may answer before it is done).
 func createIdle(ctx context.Context, bootstrap, topic string, parts int32, configs map[string]*string) error {
-	cl, err := client(bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.UnknownTopicRetries(-1))
+	cl, err := client(bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.UnknownTopicRetries(-1),
+		kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
 		return err
 	}

@@ -36,9 +36,10 @@ func createTopic(ctx context.Context, bootstrap, topic string, parts int32) erro
 
 // createReplicated creates topic with rf replicas and configs and writes one record to each
 // partition, so that the measured runs do not include the broker's leader election of a topic
-// created a moment ago.
+// created a moment ago. The priming client refreshes metadata every 50 ms while leaders are
+// unknown (franz-go waits 5 s by default, which Kafka's just-created topics cost each time).
 func createReplicated(ctx context.Context, bootstrap, topic string, parts int32, rf int16, configs map[string]*string) error {
-	cl, err := client(bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := client(bootstrap, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
 		return err
 	}
