@@ -427,6 +427,7 @@ func settings(o options) map[string][]string {
 		"__consumer_offsets and __transaction_state with 3 partitions each",
 		"plain-text listener on loopback, no authentication, no authorizer",
 		"the same client, client settings and records for both",
+		fmt.Sprintf("open-file limit %d where the run may raise it (root), else the hard limit", wantNoFile),
 	}
 	diff := []string{
 		"Kafka runs in a JVM with a fixed heap (1 GiB single node, 512 MiB per node of a cluster, G1GC); Gregor's Go runtime sizes its heap itself",

@@ -132,6 +132,7 @@ func measureStartup(ctx context.Context, t target, p restartPlan, record recordF
 	topics := idleTopics(p.partitions)
 	names := make([]string, len(topics))
 	var base, rss float64
+	var baseFiles, files int
 	created := 0
 	for _, n := range rssSteps(p.partitions) {
 		for ; created < n; created += int(topics[created/idleTopicPartitions]) {
@@ -145,13 +146,18 @@ func measureStartup(ctx context.Context, t target, p restartPlan, record recordF
 		if rss, err = currentRSS(t.pidFile); err != nil {
 			return err
 		}
-		if n == 0 {
-			base = rss
+		if files, err = openFiles(t.pidFile); err != nil {
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "compare: %s %d idle partitions: RSS %.1f MiB\n", t.name, n, rss)
+		if n == 0 {
+			base, baseFiles = rss, files
+		}
+		fmt.Fprintf(os.Stderr, "compare: %s %d idle partitions: RSS %.1f MiB, %d open files\n", t.name, n, rss, files)
 		record(t.name, fmt.Sprintf("curve: broker RSS with %d idle partitions", n), "MiB", "lower", rss)
 	}
 	record(t.name, fmt.Sprintf("RSS per idle partition (%d partitions)", p.partitions), "KB", "lower", perItemKB(rss-base, p.partitions))
+	record(t.name, fmt.Sprintf("open files per idle partition (%d partitions)", p.partitions), "files", "lower",
+		float64(files-baseFiles)/float64(max(p.partitions, 1)))
 
 	what := fmt.Sprintf("%d partitions, %d MB", p.partitions, p.dataMB)
 	if p.dataMB > 0 {
