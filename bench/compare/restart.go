@@ -53,6 +53,18 @@ type restartPlan struct {
 	recoveryMB []int
 }
 
+// fitPartitions is the most idle partitions, want or fewer in steps of idleTopicPartitions,
+// whose descriptors fit an open-file limit of limit: Gregor holds three per partition, and the
+// brokers need a few thousand besides (connections, the metadata log, Kafka's jars).
+func fitPartitions(want int, limit uint64) int {
+	const perPartition, besides = 3, 4000
+	fit := (int(min(limit, 1<<30)) - besides) / perPartition
+	if fit >= want {
+		return want
+	}
+	return max(0, fit/idleTopicPartitions*idleTopicPartitions)
+}
+
 // parseSizesMB reads a comma-separated list of positive sizes in MB ("256,1024"), sorted
 // ascending without repeats; "" is none.
 func parseSizesMB(s string) ([]int, error) {

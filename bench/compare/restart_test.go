@@ -124,3 +124,23 @@ func TestSegmentsPastRecoveryPoint(t *testing.T) {
 		t.Fatal("activeSegmentBase of an empty directory succeeded")
 	}
 }
+
+func TestFitPartitions(t *testing.T) {
+	for _, tc := range []struct {
+		want  int
+		limit uint64
+		fit   int
+	}{
+		{10000, 200000, 10000},
+		{10000, 1 << 40, 10000},
+		{10000, 20000, 5000},
+		{10000, 34000, 10000},
+		{10000, 33999, 9000},
+		{1000, 20000, 1000},
+		{10000, 1024, 0},
+	} {
+		if got := fitPartitions(tc.want, tc.limit); got != tc.fit {
+			t.Errorf("fitPartitions(%d, %d) = %d, want %d", tc.want, tc.limit, got, tc.fit)
+		}
+	}
+}
