@@ -3,8 +3,13 @@
 # benchmarks.
 #
 #   scripts/interop-gregor.sh start [--nodes N] [--durability fsync|page_cache] [--controller-protocol SSL|PLAINTEXT]
-#                                  build bin/gregor, fresh data dirs, start N nodes (default 1)
+#                                  [--checkpoint-interval-ms MS]
+#                                  build bin/gregor, fresh data dirs, start N nodes (default 1); MS sets
+#                                  log.flush_offset_checkpoint_interval_ms (bench/compare's restart rows)
 #   scripts/interop-gregor.sh stop  stop every node that was started (also when one has died)
+#   scripts/interop-gregor.sh kill  SIGKILL every node (a crash; the data stays)
+#   scripts/interop-gregor.sh restart  start the single node of the last start again on its data and
+#                                  config, without waiting: the caller polls (bench/compare times it)
 #   scripts/interop-gregor.sh pid   print node 1's process id
 #   scripts/interop-gregor.sh pids  print every node's process id, one a line
 #   scripts/interop-gregor.sh bootstrap   print the PLAINTEXT bootstrap list of the running nodes
@@ -57,9 +62,9 @@ node_dir() { if [[ "$1" == 1 ]]; then echo "$RUN"; else echo "$RUN/node$2"; fi; 
 
 in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# write_config N K DIR DURABILITY TLS VOTERS CONTROLLER_PROTOCOL
+# write_config N K DIR DURABILITY TLS VOTERS CONTROLLER_PROTOCOL CHECKPOINT_MS
 write_config() {
-	local nodes="$1" k="$2" dir="$3" durability="$4" tls="$5" voters="$6" cproto="${7:-SSL}"
+	local nodes="$1" k="$2" dir="$3" durability="$4" tls="$5" voters="$6" cproto="${7:-SSL}" cpms="${8:-}"
 	local p s sa ss c h
 	read -r p s sa ss c h <<<"$(node_ports "$nodes" "$k")"
 	cat >"$dir/broker.toml" <<-EOF
@@ -101,6 +106,9 @@ write_config() {
 	[log]
 	durability = "$durability"
 	EOF
+	if [[ -n "$cpms" ]]; then
+		echo "flush_offset_checkpoint_interval_ms = $cpms" >>"$dir/broker.toml"
+	fi
 	if [[ "$nodes" != 1 ]]; then
 		local rf=$((nodes < 3 ? nodes : 3)) minisr=$((nodes < 3 ? 1 : 2))
 		cat >>"$dir/broker.toml" <<-EOF
@@ -131,10 +139,11 @@ write_config() {
 }
 
 start() {
-	local durability=fsync nodes=1 cproto=SSL
+	local durability=fsync nodes=1 cproto=SSL cpms=""
 	while [[ $# -gt 0 ]]; do
 		case "$1" in
 		--durability) durability="$2"; shift 2 ;;
+		--checkpoint-interval-ms) cpms="$2"; shift 2 ;;
 		--nodes) nodes="$2"; shift 2 ;;
 		--controller-protocol) cproto="$2"; shift 2 ;;
 		*) die "start: unknown flag $1" ;;
@@ -142,6 +151,7 @@ start() {
 	done
 	[[ "$nodes" =~ ^[1-9]$ ]] || die "start: --nodes must be 1 to 9, not $nodes"
 	[[ "$cproto" == SSL || "$cproto" == PLAINTEXT ]] || die "start: --controller-protocol must be SSL or PLAINTEXT, not $cproto"
+	[[ -z "$cpms" || "$cpms" =~ ^[1-9][0-9]*$ ]] || die "start: --checkpoint-interval-ms must be a positive number, not $cpms"
 	stop >/dev/null 2>&1 || true
 	local k p s sa ss c h
 	# Another broker on a port would answer in our place and hide a failed start.
@@ -168,7 +178,7 @@ start() {
 	for ((k = 1; k <= nodes; k++)); do
 		local dir; dir="$(node_dir "$nodes" "$k")"
 		mkdir -p "$dir/data"
-		write_config "$nodes" "$k" "$dir" "$durability" "$tls" "$voters" "$cproto"
+		write_config "$nodes" "$k" "$dir" "$durability" "$tls" "$voters" "$cproto" "$cpms"
 		date +%s%N >"$dir/started_at"
 		nohup "$bin" serve --config "$dir/broker.toml" >"$dir/gregor.log" 2>&1 &
 		echo $! >"$dir/pid"
@@ -190,6 +200,34 @@ start() {
 	else
 		echo "interop-gregor: $nodes nodes up, bootstrap $(bootstrap), node 1 SASL_PLAINTEXT :$sa, SSL :$s, SASL_SSL :$ss (durability $durability, pids $(pids | tr '\n' ' '))" >&2
 	fi
+}
+
+# restart launches the single node of the last start again on its config and data and returns at
+# once, its start time in started_at.
+restart() {
+	[[ "$(nodes_running)" == 1 && -f "$RUN/broker.toml" ]] || die "restart: no single-node run to restart in $RUN"
+	if [[ -f "$RUN/pid" ]] && kill -0 "$(cat "$RUN/pid")" 2>/dev/null; then die "restart: node 1 is still running"; fi
+	in_use "$PORT" && die "127.0.0.1:$PORT is already in use by another process"
+	local bin="${GREGOR_BIN:-$ROOT/bin/gregor}"
+	[[ -x "$bin" ]] || die "restart: no binary $bin"
+	mv -f "$RUN/gregor.log" "$RUN/gregor.log.prev" 2>/dev/null || true
+	date +%s%N >"$RUN/started_at"
+	nohup "$bin" serve --config "$RUN/broker.toml" >"$RUN/gregor.log" 2>&1 &
+	echo $! >"$RUN/pid"
+}
+
+# crash SIGKILLs every node and waits until none is alive; the data stays.
+crash() {
+	local files f t alive
+	files="$(pid_files)"
+	for f in $files; do kill -9 "$(cat "$f")" 2>/dev/null || true; done
+	for ((t = 0; t < 100; t++)); do
+		alive=0
+		for f in $files; do kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
+		[[ "$alive" == 0 ]] && break
+		sleep 0.05
+	done
+	for f in $files; do rm -f "$f"; done
 }
 
 # wait_listening DIR PORT TENTHS: the node's process is alive and its Kafka port accepts.
@@ -282,8 +320,10 @@ cmd="${1:-}"
 case "$cmd" in
 start) start "$@" ;;
 stop) stop ;;
+kill) crash ;;
+restart) restart ;;
 pid) f="$(pid_files | head -1)"; [[ -n "$f" ]] || die "no node is running"; cat "$f" ;;
 pids) pids ;;
 bootstrap) bootstrap ;;
-*) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -5,9 +5,12 @@
 # kafka-tools), fetched by mvn into .cache/kafka/<version>/libs. Nothing downloaded is committed.
 #
 #   scripts/kafka-ref.sh fetch                 resolve the jars (idempotent)
-#   scripts/kafka-ref.sh start [--nodes 1|3] [--fsync]
+#   scripts/kafka-ref.sh start [--nodes 1|3] [--fsync] [--checkpoint-interval-ms MS]
 #                                              format a fresh KRaft cluster on loopback and start it
+#                                              (MS: log.flush.offset.checkpoint.interval.ms)
 #   scripts/kafka-ref.sh stop [--nodes 1|3]    stop it (SIGTERM, then SIGKILL after 30 s)
+#   scripts/kafka-ref.sh kill [--nodes 1|3]    SIGKILL it (a crash; the data stays)
+#   scripts/kafka-ref.sh restart [--nodes 1|3] start it again on its data without waiting (the caller polls)
 #   scripts/kafka-ref.sh status [--nodes 1|3]  exit 0 when every node's process is alive
 #   scripts/kafka-ref.sh pid [--nodes 1|3]     print node 1's process id
 #   scripts/kafka-ref.sh bootstrap [--nodes N] print the PLAINTEXT bootstrap list
@@ -112,7 +115,7 @@ node_ports() {
 cluster_dir() { echo "$RUN/cluster-$1"; }
 
 write_node_config() {
-	local nodes="$1" i="$2" fsync="$3" dir="$4"
+	local nodes="$1" i="$2" fsync="$3" dir="$4" cpms="${5:-}"
 	local p s c t st voters="" j tls
 	read -r p s c t st <<<"$(node_ports "$nodes" "$i")"
 	tls="$("$ROOT/scripts/interop-tls.sh")" || die "could not make the test certificates"
@@ -161,6 +164,9 @@ write_node_config() {
 		# Like-with-like with Gregor's durability = "fsync": every append reaches disk before the ack.
 		echo "log.flush.interval.messages=1" >>"$dir/server.properties"
 	fi
+	if [[ -n "$cpms" ]]; then
+		echo "log.flush.offset.checkpoint.interval.ms=$cpms" >>"$dir/server.properties"
+	fi
 	cat >"$dir/log4j2.properties" <<-EOF
 	status = error
 	appender.file.type = File
@@ -176,15 +182,17 @@ write_node_config() {
 }
 
 start() {
-	local nodes=1 fsync=0
+	local nodes=1 fsync=0 cpms=""
 	while [[ $# -gt 0 ]]; do
 		case "$1" in
 		--nodes) nodes="$2"; shift 2 ;;
 		--fsync) fsync=1; shift ;;
+		--checkpoint-interval-ms) cpms="$2"; shift 2 ;;
 		*) die "start: unknown flag $1" ;;
 		esac
 	done
 	[[ "$nodes" == 1 || "$nodes" == 3 ]] || die "start: --nodes must be 1 or 3"
+	[[ -z "$cpms" || "$cpms" =~ ^[1-9][0-9]*$ ]] || die "start: --checkpoint-interval-ms must be a positive number, not $cpms"
 	fetch
 	stop --nodes "$nodes" >/dev/null 2>&1 || true
 	local cdir; cdir="$(cluster_dir "$nodes")"
@@ -196,28 +204,65 @@ start() {
 	rm -rf "$cdir"; mkdir -p "$cdir"
 	local cid; cid="$(java -cp "$(classpath)" -Dlog4j2.configurationFile="$(tools_log4j)" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)"
 	[[ -n "$cid" ]] || die "start: could not make a cluster id"
-	local i heap="$HEAP"
-	[[ "$nodes" == 3 ]] && heap="${KAFKA_HEAP:-512m}"
+	local i
 	for ((i = 1; i <= nodes; i++)); do
 		local dir="$cdir/node$i"; mkdir -p "$dir/data"
-		write_node_config "$nodes" "$i" "$fsync" "$dir"
+		write_node_config "$nodes" "$i" "$fsync" "$dir" "$cpms"
 		java -cp "$(classpath)" -Dlog4j2.configurationFile="$(tools_log4j)" kafka.tools.StorageTool format \
 			-t "$cid" -c "$dir/server.properties" --ignore-formatted \
 			--add-scram "SCRAM-SHA-256=[name=$SASL_USER,password=$SASL_PASS]" \
 			--add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASS]" >"$dir/format.log" 2>&1 \
 			|| { cat "$dir/format.log" >&2; die "start: format of node $i failed"; }
-		date +%s%N >"$dir/started_at"
-		nohup java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-			-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
-			-Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir" \
-			-cp "$(classpath)" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
-		echo $! >"$dir/pid"
+		launch "$nodes" "$dir"
 	done
 	for ((i = 1; i <= nodes; i++)); do
 		local p s c t st; read -r p s c t st <<<"$(node_ports "$nodes" "$i")"
 		wait_port "$p" 90 "$cdir/node$i" || die "start: node $i did not listen on 127.0.0.1:$p (see $cdir/node$i/server.log)"
 	done
 	echo "kafka-ref: Apache Kafka $KAFKA_VERSION up, $nodes node(s), bootstrap $(bootstrap --nodes "$nodes")" >&2
+}
+
+# launch N DIR starts the broker of node directory DIR of an N-node cluster, its start time in
+# started_at and its process id in pid.
+launch() {
+	local nodes="$1" dir="$2" heap="$HEAP"
+	[[ "$nodes" == 3 ]] && heap="${KAFKA_HEAP:-512m}"
+	date +%s%N >"$dir/started_at"
+	nohup java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+		-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+		-Dlog4j2.configurationFile="$dir/log4j2.properties" -Dkafka.logs.dir="$dir" \
+		-cp "$(classpath)" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
+	echo $! >"$dir/pid"
+}
+
+# restart [--nodes N] launches the nodes of the last start again on their data and returns at once.
+# The old server.log moves aside, so that its "started" line does not answer for the new process.
+restart() {
+	local nodes=1
+	[[ "${1:-}" == --nodes ]] && nodes="$2"
+	local cdir i; cdir="$(cluster_dir "$nodes")"
+	for ((i = 1; i <= nodes; i++)); do
+		local dir="$cdir/node$i"
+		[[ -f "$dir/server.properties" ]] || die "restart: no node $i in $cdir"
+		if [[ -f "$dir/pid" ]] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then die "restart: node $i is still running"; fi
+		mv -f "$dir/server.log" "$dir/server.log.prev" 2>/dev/null || true
+		launch "$nodes" "$dir"
+	done
+}
+
+# crash [--nodes N] SIGKILLs the nodes and waits until they are gone; the data stays.
+crash() {
+	local nodes=1
+	[[ "${1:-}" == --nodes ]] && nodes="$2"
+	local cdir i t pid; cdir="$(cluster_dir "$nodes")"
+	for ((i = 1; i <= nodes; i++)); do
+		local pf="$cdir/node$i/pid"
+		[[ -f "$pf" ]] || continue
+		pid="$(cat "$pf")"
+		kill -9 "$pid" 2>/dev/null || true
+		for ((t = 0; t < 100; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+		rm -f "$pf"
+	done
 }
 
 wait_port() {
@@ -279,6 +324,8 @@ case "$cmd" in
 fetch) fetch ;;
 start) start "$@" ;;
 stop) stop "$@" ;;
+kill) crash "$@" ;;
+restart) restart "$@" ;;
 status) status "$@" ;;
 pid) n=1; [[ "${1:-}" == --nodes ]] && n="$2"; cat "$(cluster_dir "$n")/node1/pid" ;;
 bootstrap) bootstrap "$@" ;;
@@ -298,6 +345,6 @@ producer-perf) run_class org.apache.kafka.tools.ProducerPerformance "$@" ;;
 consumer-perf) run_class org.apache.kafka.tools.ConsumerPerformance "$@" ;;
 share-consumer-perf) run_class org.apache.kafka.tools.ShareConsumerPerformance "$@" ;;
 e2e-latency) run_class org.apache.kafka.tools.EndToEndLatency "$@" ;;
-"" | -h | --help | help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' ;;
+"" | -h | --help | help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) die "unknown command $cmd (try --help)" ;;
 esac

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -168,4 +171,67 @@ func TestFlushMsSchedulerFsyncs(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
 	}
+}
+
+// TestRolledSegmentsAdvanceCheckpointedRecoveryPoint: on a page_cache broker
+// nothing asks for an fsync, yet the segments a log rolled reach the disk and
+// the recovery point written to the data dir follows them (Kafka flushes
+// after each roll), so that recovery after kill -9 verifies only the active
+// segment instead of everything written since the broker started.
+func TestRolledSegmentsAdvanceCheckpointedRecoveryPoint(t *testing.T) {
+	dataDir := ""
+	addr := startFlushBroker(t, vfs.Default, func(c *config.Config) {
+		c.Log.FlushSchedulerIntervalMs = 10
+		c.Log.FlushOffsetCheckpointIntervalMs = 20
+		dataDir = c.DataDir
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.DefaultProduceTopic("rolled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"segment.bytes": kadm.StringPtr("1024")}, "rolled"); err != nil {
+		t.Fatalf("CreateTopic: %v", err)
+	}
+	for range 40 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 200)}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rp := checkpointedOffset(t, filepath.Join(dataDir, "recovery-point-offset-checkpoint"), "rolled", 0)
+		if rp >= 30 { // 40 records of ~270 bytes in 1 KiB segments: the active one holds at most 4
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpointed recovery point of rolled-0 is %d after 40 appends in 1 KiB segments, want >= 30", rp)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+// checkpointedOffset reads a partition's entry of a Kafka offsets checkpoint
+// file ("0", a count, then "<topic> <partition> <offset>" lines); -1 when the
+// file or the entry is missing.
+func checkpointedOffset(t *testing.T, path, topic string, partition int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == topic && f[1] == strconv.Itoa(partition) {
+			off, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, l, err)
+			}
+			return off
+		}
+	}
+	return -1
 }

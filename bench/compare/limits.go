@@ -19,13 +19,13 @@ type limits struct {
 	WriteSyncMBps float64 `json:"sequential_write_fsync_each_mib_mb_s"`
 }
 
-// measureLimits runs the three measurements three times each and keeps the best of each: a
+// measureLimits runs the three measurements passes times each and keeps the best of each: a
 // ceiling is what the machine can do, and a moment of other load only hides it. The byte
 // count scales with the run.
-func measureLimits(dir string, scale float64) (limits, error) {
+func measureLimits(dir string, scale float64, passes int) (limits, error) {
 	n := int64(max(128<<20, int(float64(1<<30)*scale)))
 	var l limits
-	for range 3 {
+	for range passes {
 		lo, err := loopbackMBps(n)
 		if err != nil {
 			return l, err

@@ -8,7 +8,10 @@
 // the first acknowledged produce; each throughput row beside the machine's physical limit
 // (loopback TCP, sequential writes with and without fsync) measured in the same run; then, on
 // 3-node clusters of each (RF=3, min.insync.replicas=2, acks=all), produce throughput of 100 B
-// and 1 KB records and produce latency p50/p99 at a fixed rate.
+// and 1 KB records and produce latency p50/p99 at a fixed rate; then, on fresh single nodes of
+// each (restart.go), RSS against idle partitions, a clean restart with 10,000 partitions and
+// their data timed to the first produce and to every partition serving, and restarts after
+// kill -9 at several log sizes.
 // It prints a table with Gregor/Kafka ratios and writes JSON with machine facts to
 // bench/results/. It owns measurement only; the brokers are started by scripts/.
 package main
@@ -49,6 +52,11 @@ type target struct {
 	stop      func()
 	pidFile   string
 	startFile string
+	// The restart section's: a launch on the last start's data without waiting, a SIGKILL, and
+	// the data dir (the parent of the partition directories).
+	restart func() error
+	crash   func() error
+	dataDir string
 	// cluster targets run the cluster section; pidFiles are their nodes'.
 	cluster  bool
 	pidFiles []string
@@ -66,6 +74,11 @@ type options struct {
 	quick      bool
 	plainCtl   bool
 	full       bool
+	// The restart section (restart.go); restartOn runs it.
+	restartOn bool
+	restart   restartPlan
+	// elapsed is the run's length, for the JSON.
+	elapsed time.Duration
 }
 
 func main() {
@@ -76,13 +89,25 @@ func main() {
 	flag.IntVar(&o.repeat, "repeat", 3, "runs of each throughput measurement; the table shows the median")
 	flag.BoolVar(&o.single, "single", true, "run the single-node section")
 	flag.BoolVar(&o.cluster, "cluster", true, "run the 3-node section (RF=3, min.insync.replicas=2, acks=all)")
-	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false")
+	flag.BoolVar(&o.quick, "quick", false, "a one-minute subset: --scale 0.02 --repeat 1 --java-tools=false --cluster=false, no share-group row, curves to 100 partitions, one pass of the limits, no restart section (--quick --restart: at 1,000 partitions and 16 MB, one kill -9 at 64 MB)")
 	flag.BoolVar(&o.plainCtl, "cluster-plaintext-controller", false, "also run the 3-node section on Gregor with a PLAINTEXT controller plane, beside its SSL one (the cost of TLS)")
 	flag.BoolVar(&o.full, "full", false, "also the heavy rows: 5,000 and 10,000 idle connections (and the PLAINTEXT controller plane rows)")
+	flag.BoolVar(&o.restartOn, "restart", true, "run the restart section: RSS vs idle partitions, clean restart with data, restart after kill -9 at several log sizes")
+	flag.IntVar(&o.restart.partitions, "startup-partitions", 10_000, "idle partitions of the RSS and start-up rows (0 leaves those rows out)")
+	flag.IntVar(&o.restart.dataMB, "startup-mb", 1024, "MB of 1 KB records spread over them before the clean restart (the issue's 10 GB: --startup-mb 10240)")
+	recoveryMB := flag.String("recovery-mb", "256,1024", "log sizes in MB of the kill -9 rows, comma-separated (\"\" leaves them out)")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
 	flag.Parse()
+	var err error
+	if o.restart.recoveryMB, err = parseSizesMB(*recoveryMB); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if o.quick {
 		o.scale, o.repeat, o.javaTools, o.cluster, o.single = 0.02, 1, false, false, true
+		// Kafka's restarts alone take most of a minute: the section runs, small, only when asked.
+		o.restartOn = explicit("restart") && o.restartOn
+		o.restart = restartPlan{partitions: 1000, dataMB: 16, recoveryMB: []int{64}}
 	}
 	if o.full {
 		o.plainCtl = true
@@ -90,8 +115,8 @@ func main() {
 	if o.repeat < 1 {
 		o.repeat = 1
 	}
-	if !o.single && !o.cluster {
-		fmt.Fprintln(os.Stderr, "compare: --single=false and --cluster=false leave nothing to run")
+	if !o.single && !o.cluster && !o.restartOn {
+		fmt.Fprintln(os.Stderr, "compare: --single=false, --cluster=false and --restart=false leave nothing to run")
 		os.Exit(2)
 	}
 	if o.durability != "page_cache" && o.durability != "fsync" {
@@ -102,6 +127,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// explicit reports whether the flag was given on the command line.
+func explicit(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func sh(args ...string) error {
@@ -122,10 +154,20 @@ func run(o options, outDir string) error {
 	var targets []target
 	single := []target{
 		{name: "gregor", bootstrap: "127.0.0.1:28092", start: func() error { return sh(gregorArgs...) },
-			stop: func() { _ = sh("scripts/interop-gregor.sh", "stop") }, pidFile: cacheDir("gregor-run/pid"), startFile: cacheDir("gregor-run/started_at")},
+			stop:    func() { _ = sh("scripts/interop-gregor.sh", "stop") },
+			restart: func() error { return sh("scripts/interop-gregor.sh", "restart") },
+			crash:   func() error { return sh("scripts/interop-gregor.sh", "kill") },
+			pidFile: cacheDir("gregor-run/pid"), startFile: cacheDir("gregor-run/started_at"), dataDir: cacheDir("gregor-run/data")},
 		{name: "kafka", bootstrap: "127.0.0.1:29092", start: func() error { return sh(kafkaArgs...) },
-			stop: func() { _ = sh("scripts/kafka-ref.sh", "stop") }, pidFile: cacheDir("kafka-run/cluster-1/node1/pid"), startFile: cacheDir("kafka-run/cluster-1/node1/started_at")},
+			stop:    func() { _ = sh("scripts/kafka-ref.sh", "stop") },
+			restart: func() error { return sh("scripts/kafka-ref.sh", "restart") },
+			crash:   func() error { return sh("scripts/kafka-ref.sh", "kill") },
+			pidFile: cacheDir("kafka-run/cluster-1/node1/pid"), startFile: cacheDir("kafka-run/cluster-1/node1/started_at"), dataDir: cacheDir("kafka-run/cluster-1/node1/data")},
 	}
+	ckpt := []string{"--checkpoint-interval-ms", fmt.Sprint(restartCheckpointMs)}
+	restartTargets := []target{single[0], single[1]}
+	restartTargets[0].start = func() error { return sh(append(gregorArgs, ckpt...)...) }
+	restartTargets[1].start = func() error { return sh(append(kafkaArgs, ckpt...)...) }
 	if o.single {
 		targets = append(targets, single...)
 	}
@@ -137,8 +179,18 @@ func run(o options, outDir string) error {
 	}
 	if nofile, err := raiseNoFile(); err == nil {
 		fmt.Fprintf(os.Stderr, "compare: open-file limit %d\n", nofile)
+		if fit := fitPartitions(o.restart.partitions, nofile); o.restartOn && fit < o.restart.partitions && !explicit("startup-partitions") {
+			fmt.Fprintf(os.Stderr, "compare: the open-file limit fits %d idle partitions at Gregor's three descriptors each, not %d; the start-up rows use %d (--startup-partitions %d insists)\n",
+				fit, o.restart.partitions, fit, o.restart.partitions)
+			o.restart.partitions = fit
+		}
 	}
-	lim, err := measureLimits(limitsDir(), o.scale)
+	began := time.Now()
+	passes := 3
+	if o.quick {
+		passes = 1
+	}
+	lim, err := measureLimits(limitsDir(), o.scale, passes)
 	if err != nil {
 		return err
 	}
@@ -194,7 +246,18 @@ func run(o options, outDir string) error {
 		if err != nil {
 			return fmt.Errorf("compare: %s: %w", t.name, err)
 		}
+		fmt.Fprintf(os.Stderr, "compare: %.0f s into the run\n", time.Since(began).Seconds())
 	}
+	if o.restartOn {
+		for _, t := range restartTargets {
+			fmt.Fprintf(os.Stderr, "compare: === %s, restart section ===\n", t.name)
+			if err := measureRestart(t, o.restart, record, notes); err != nil {
+				return fmt.Errorf("compare: %s: %w", t.name, err)
+			}
+			fmt.Fprintf(os.Stderr, "compare: %.0f s into the run\n", time.Since(began).Seconds())
+		}
+	}
+	o.elapsed = time.Since(began)
 	fillPlainControllerKafka(measured)
 	var results []Result
 	for _, m := range order {
@@ -268,6 +331,10 @@ func printTable(rs []Result, o options) {
 			fmt.Printf("|   note: %s\n", r.Note)
 		}
 	}
+	writeCurveTables(os.Stdout, rs)
+	if o.elapsed > 0 {
+		fmt.Printf("\nThe run took %.0f s.\n", o.elapsed.Seconds())
+	}
 	if o.cluster {
 		fmt.Printf("\n\"%s\" rows: 3 brokers on loopback on this machine, topics RF=3 with min.insync.replicas=2,\n"+
 			"idempotent acks=all producer, incompressible random values without compression (every byte is replicated);\n"+
@@ -295,6 +362,12 @@ func writeResults(dir string, rs []Result, o options, lim limits) error {
 		"fsync":      "Gregor durability=fsync (group commit before the ack); Kafka log.flush.interval.messages=1",
 	}[o.durability]
 	facts["scale"] = o.scale
+	facts["run_seconds"] = int(o.elapsed.Seconds())
+	if o.restartOn {
+		facts["restart_section"] = map[string]any{"idle_partitions": o.restart.partitions, "startup_mb": o.restart.dataMB,
+			"recovery_mb": o.restart.recoveryMB, "recovery_tail_mb": recoveryTailMB, "recovery_segment_bytes": restartSegmentBytes,
+			"checkpoint_interval_ms": restartCheckpointMs}
+	}
 	facts["repeat"] = o.repeat
 	facts["single_node_section"], facts["cluster_section"] = o.single, o.cluster
 	if o.cluster {
@@ -359,6 +432,7 @@ func settings(o options) map[string][]string {
 		"__consumer_offsets and __transaction_state with 3 partitions each",
 		"plain-text listener on loopback, no authentication, no authorizer",
 		"the same client, client settings and records for both",
+		fmt.Sprintf("open-file limit %d where the run may raise it (root), else the hard limit", wantNoFile),
 	}
 	diff := []string{
 		"Kafka runs in a JVM with a fixed heap (1 GiB single node, 512 MiB per node of a cluster, G1GC); Gregor's Go runtime sizes its heap itself",
@@ -368,6 +442,10 @@ func settings(o options) map[string][]string {
 		same = append(same, "every append reaches the disk before the acknowledgement (Kafka log.flush.interval.messages=1; Gregor log.durability=fsync, which groups concurrent appends into one fsync)")
 	} else {
 		same = append(same, "acknowledged data is in the page cache, no fsync per write (Kafka's defaults; Gregor log.durability=page_cache)")
+	}
+	if o.restartOn {
+		same = append(same, fmt.Sprintf("restart section: recovery points written every %d ms (Kafka log.flush.offset.checkpoint.interval.ms; Gregor log.flush_offset_checkpoint_interval_ms), recovery topic segment.bytes=%d", restartCheckpointMs, restartSegmentBytes))
+		diff = append(diff, "a rolled segment is fsynced at once by Kafka (an asynchronous flush-log task), within log.flush_scheduler_interval_ms (1 s) by Gregor's flush scheduler")
 	}
 	return map[string][]string{"same": same, "different": diff}
 }

@@ -108,6 +108,11 @@ type Log struct {
 	// Long.MAX_VALUE would leave flush.ms without effect; Gregor checks each
 	// second).
 	FlushSchedulerIntervalMs int64 `toml:"flush_scheduler_interval_ms"`
+	// FlushOffsetCheckpointIntervalMs is how often every log's recovery
+	// point and log start offset are written to the data dir (Kafka's
+	// log.flush.offset.checkpoint.interval.ms): recovery after a crash
+	// starts from the last written recovery point.
+	FlushOffsetCheckpointIntervalMs int64 `toml:"flush_offset_checkpoint_interval_ms"`
 	// CleanerBackoffMs is the pause between passes of the log cleaner over
 	// compacted topics (Kafka's log.cleaner.backoff.ms).
 	CleanerBackoffMs int64 `toml:"cleaner_backoff_ms"`
@@ -331,21 +336,22 @@ func Default() Config {
 		Cluster:     defaultCluster(),
 		Replication: defaultReplication(),
 		Log: Log{
-			SegmentBytes:             1 << 30,
-			SegmentMs:                7 * 24 * 3600 * 1000,
-			IndexIntervalBytes:       4096,
-			RetentionMs:              7 * 24 * 3600 * 1000,
-			RetentionBytes:           -1,
-			RetentionCheckIntervalMs: 300000,
-			MaxMessageBytes:          1048588,
-			MessageTimestampType:     "CreateTime",
-			CleanupPolicy:            "delete",
-			MinInsyncReplicas:        1,
-			Durability:               DurabilityFsync,
-			FlushIntervalMs:          -1,
-			FlushIntervalMessages:    -1,
-			FlushSchedulerIntervalMs: 1000,
-			CleanerBackoffMs:         15000,
+			SegmentBytes:                    1 << 30,
+			SegmentMs:                       7 * 24 * 3600 * 1000,
+			IndexIntervalBytes:              4096,
+			RetentionMs:                     7 * 24 * 3600 * 1000,
+			RetentionBytes:                  -1,
+			RetentionCheckIntervalMs:        300000,
+			MaxMessageBytes:                 1048588,
+			MessageTimestampType:            "CreateTime",
+			CleanupPolicy:                   "delete",
+			MinInsyncReplicas:               1,
+			Durability:                      DurabilityFsync,
+			FlushIntervalMs:                 -1,
+			FlushIntervalMessages:           -1,
+			FlushSchedulerIntervalMs:        1000,
+			FlushOffsetCheckpointIntervalMs: 60000,
+			CleanerBackoffMs:                15000,
 		},
 		Topics: Topics{
 			AutoCreate:               true,
@@ -502,6 +508,8 @@ func (c *Config) Validate() error {
 		return bad("log.flush_interval_messages", "%d must be -1 or positive", l.FlushIntervalMessages)
 	case l.FlushSchedulerIntervalMs < 1:
 		return bad("log.flush_scheduler_interval_ms", "%d is below 1", l.FlushSchedulerIntervalMs)
+	case l.FlushOffsetCheckpointIntervalMs < 1:
+		return bad("log.flush_offset_checkpoint_interval_ms", "%d is below 1", l.FlushOffsetCheckpointIntervalMs)
 	case l.CleanerBackoffMs < 1:
 		return bad("log.cleaner_backoff_ms", "%d is below 1", l.CleanerBackoffMs)
 	}

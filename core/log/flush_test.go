@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -178,4 +179,62 @@ func TestFlushMessagesFsyncErrorIsStickyAndOffline(t *testing.T) {
 	}
 	fe.fs.Clear() // sticky: the disk works again, the log still refuses
 	fe.assertOffline(t, l)
+}
+
+// TestFlushRolledAdvancesRecoveryPoint: FlushRolled fsyncs the rolled
+// segments only and moves the recovery point to the active segment's base, so
+// that recovery after a crash starts there (Kafka's flush after a roll).
+func TestFlushRolledAdvancesRecoveryPoint(t *testing.T) {
+	e := newEnv(t, tinyConfig())
+	l := e.log("t", 0)
+	if err := l.FlushRolled(); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, l, 20, 2)
+	segs := l.Segments()
+	if len(segs) < 3 {
+		t.Fatalf("%d segments, want several rolls", len(segs))
+	}
+	if rp := l.RecoveryPoint(); rp != 0 {
+		t.Fatalf("recovery point %d before any fsync", rp)
+	}
+	if err := l.FlushRolled(); err != nil {
+		t.Fatal(err)
+	}
+	activeBase := segs[len(segs)-1].BaseOffset
+	if rp := l.RecoveryPoint(); rp != activeBase {
+		t.Fatalf("recovery point %d after FlushRolled, want the active segment's base %d", rp, activeBase)
+	}
+	l.mu.RLock()
+	pending := len(l.unflushed)
+	l.mu.RUnlock()
+	if pending != 0 {
+		t.Fatalf("%d rolled segments still unflushed after FlushRolled", pending)
+	}
+	if err := e.dir.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	// Recovery starts at the checkpointed recovery point: a damaged batch in
+	// the first segment is not read again, the log end survives.
+	dir := l.Path()
+	p := segPath(dir, segs[0].BaseOffset, logSuffix)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[record.HeaderSize+3] ^= 0x40
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.warns.take()
+	e.crash()
+	l, _ = e.dir.Log("t", 0)
+	if end := l.LogEndOffset(); end != 40 {
+		t.Fatalf("log end %d after the crash, want 40: recovery read segments below the recovery point", end)
+	}
+	for _, w := range e.warns.take() {
+		if strings.Contains(w, "truncating") {
+			t.Fatalf("recovery truncated below the recovery point: %s", w)
+		}
+	}
 }

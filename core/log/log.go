@@ -332,7 +332,12 @@ func (l *Log) fail(err error) error {
 // Sync makes everything appended before the call durable, then advances the
 // recovery point. Concurrent callers share fsyncs: a caller whose appends were
 // covered by another caller's fsync returns without its own.
-func (l *Log) Sync() error {
+func (l *Log) Sync() error { return l.flush(true) }
+
+// flush fsyncs the rolled segments not yet fsynced and, when withActive is
+// set, the active segment, then advances the recovery point over what the
+// fsyncs covered: the log end offset, or the active segment's base offset.
+func (l *Log) flush(withActive bool) error {
 	l.mu.RLock()
 	if err := l.writable(); err != nil {
 		l.mu.RUnlock()
@@ -348,25 +353,28 @@ func (l *Log) Sync() error {
 		l.mu.RUnlock()
 		return err
 	}
-	if l.recoveryPoint >= target && len(l.unflushed) == 0 && !l.dirDirty {
-		if l.active().next <= l.recoveryPoint {
+	if (!withActive || l.recoveryPoint >= target) && len(l.unflushed) == 0 && !l.dirDirty {
+		if withActive && l.active().next <= l.recoveryPoint {
 			l.dirtySince.Store(0) // appends need mu for writing: none is in flight
 		}
 		l.mu.RUnlock()
 		return nil
 	}
 	var started int64 // when FlushMs is tracked: no later than any append after target
-	if l.dirtySince.Load() != 0 {
+	if withActive && l.dirtySince.Load() != 0 {
 		started = l.opts.Now().UnixNano()
 	}
-	target = l.active().next
 	pending := append([]*segment(nil), l.unflushed...)
 	active, dirDirty, rolls := l.active(), l.dirDirty, l.rolls
+	files := pending
+	if target = active.base; withActive {
+		target, files = active.next, append(files, active)
+	}
 	l.mu.RUnlock()
 
 	// Segment files cannot be closed meanwhile: that needs flushMu.
 	var err error
-	for _, s := range append(pending, active) {
+	for _, s := range files {
 		if err = s.flush(); err != nil {
 			break
 		}

@@ -339,6 +339,15 @@ func (p *Partition) Sync() error {
 	return nil
 }
 
+// FlushRolled fsyncs the segments the log rolled since the last fsync and
+// advances its recovery point to the active segment (see log.FlushRolled).
+func (p *Partition) FlushRolled() error {
+	if err := p.log.FlushRolled(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return nil
+}
+
 // FlushIfDue fsyncs the log when the topic's flush.ms says its oldest
 // unflushed append is old enough at now, and reports whether it did.
 func (p *Partition) FlushIfDue(now time.Time) (bool, error) {

@@ -40,10 +40,6 @@ import (
 // for a partition directory.
 const MetadataDirName = log.ReservedDirPrefix + "metadata"
 
-// checkpointInterval is how often recovery points and log start offsets are
-// written (Kafka's log.flush.offset.checkpoint.interval.ms).
-const checkpointInterval = 60 * time.Second
-
 // lagSampleInterval is how often each group's lag is sampled for the
 // console's lag chart (an hour of history at 360 samples).
 const lagSampleInterval = 10 * time.Second
@@ -487,7 +483,7 @@ func (s *Server) closeListeners() {
 func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 	retention := time.NewTicker(time.Duration(s.cfg.Log.RetentionCheckIntervalMs) * time.Millisecond)
 	defer retention.Stop()
-	checkpoint := time.NewTicker(checkpointInterval)
+	checkpoint := time.NewTicker(time.Duration(s.cfg.Log.FlushOffsetCheckpointIntervalMs) * time.Millisecond)
 	defer checkpoint.Stop()
 	// High watermarks are written more often than the other checkpoints
 	// (Kafka's replica.high.watermark.checkpoint.interval.ms): what a
@@ -535,6 +531,12 @@ func (s *Server) maintain(b *api.Broker, logs *log.Dir, stop <-chan struct{}) {
 			for _, p := range b.Partitions.All() {
 				if _, err := p.FlushIfDue(now); err != nil {
 					s.logger.Error("flush failed", "topic", p.Topic, "partition", p.Index, "err", err)
+				}
+				// Rolled segments reach the disk and the recovery point
+				// follows, whatever the durability, so that recovery after a
+				// crash verifies the active segments only.
+				if err := p.FlushRolled(); err != nil {
+					s.logger.Error("flush of rolled segments failed", "topic", p.Topic, "partition", p.Index, "err", err)
 				}
 			}
 		}
