@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/gregorbroker/gregor/core/protocol"
 )
 
 // raftMagic opens every raft connection on the controller listener. A
@@ -69,6 +71,7 @@ func newMux(ln net.Listener, advertise string, log *slog.Logger, sec PeerSecurit
 }
 
 func (m *mux) acceptLoop() {
+	var backoff time.Duration
 	for {
 		conn, err := m.ln.Accept()
 		if err != nil {
@@ -77,14 +80,17 @@ func (m *mux) acceptLoop() {
 				return
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if protocol.AcceptRetryable(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				m.log.Warn("controller accept failed; retrying", "err", err, "backoff", backoff)
+				time.Sleep(backoff)
 				continue
 			}
 			m.log.Warn("controller listener stopped", "err", err)
 			m.Close()
 			return
 		}
+		backoff = 0
 		go m.route(conn)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -130,17 +131,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	var err error
+	var backoff time.Duration
 	for {
 		var c net.Conn
 		c, err = ln.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
+			if ctx.Err() == nil && AcceptRetryable(err) {
+				backoff = acceptBackoff(backoff)
+				s.Logger.Warn("accept failed; retrying", "listener", s.Name, "err", err, "backoff", backoff)
+				time.Sleep(backoff)
 				continue
 			}
 			break
 		}
+		backoff = 0
 		if s.MaxConnections > 0 && s.open.Load() >= int64(s.MaxConnections) {
 			s.Logger.Warn("connection refused: limit reached", "remote", c.RemoteAddr(), "limit", s.MaxConnections)
 			s.Metrics.connRefused()
@@ -618,4 +622,30 @@ func (s *Server) later(p pending, log *slog.Logger) (resp kmsg.Response, panicke
 		}
 	}()
 	return p.reply.Later(), false
+}
+
+// AcceptRetryable reports whether an Accept error is a passing state of the
+// process rather than a closed listener: a timeout, or running out of file
+// descriptors, buffers or memory, or a connection aborted before it was
+// accepted. The listener backs off and accepts again, as Kafka's acceptor
+// does, instead of stopping.
+func AcceptRetryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptBackoff doubles the pause after a failed Accept, from 5 ms up to 1 s.
+func acceptBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return 5 * time.Millisecond
+	}
+	return min(2*d, time.Second)
 }
