@@ -83,7 +83,7 @@ func TestKafkaShareGroupTools(t *testing.T) {
 	})
 	tool(sg("--list"), `(?m)^`+group+`$`)
 	tool(sg("--list", "--state", "Stable"), `(?m)^`+group+`\s+Stable$`)
-	tool(sg("--describe", "--group", group, "--members"), group+`\s+\S+\s+\S+\s+tools-member\s+`+topic+`:0`)
+	tool(sg("--describe", "--group", group, "--members"), group+`\s+\S+\s+\S+\s+tools-member\s+1\s+`+topic+`:0`)
 	tool(sg("--describe", "--group", group, "--state"), group+`\s+\S+\s+\(\d+\)\s+Stable\s+1`)
 	tool(sg("--describe", "--group", group), `START-OFFSET`, group+`\s+`+topic+`\s+0\s+10\s+0`)
 	// Reset needs an empty group (Kafka refuses otherwise).
