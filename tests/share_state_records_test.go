@@ -3,6 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +190,27 @@ func TestShareStateSnapshotAndUpdateRecords(t *testing.T) {
 		fmt.Sprint(stateBatchesOf(before)) != fmt.Sprint(stateBatchesOf(after)) {
 		t.Fatalf("after the restart: start %d epoch %d %v, want start %d epoch %d %v", after.StartOffset, after.StateEpoch,
 			stateBatchesOf(after), before.StartOffset, before.StateEpoch, stateBatchesOf(before))
+	}
+
+	// Kafka's own decoder reads the records (when its jars are here).
+	script, ok := kafkaTools(t)
+	if !ok {
+		return
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s-%d", share.StateTopic, coordinator.StateTopicPartition(k, 50)), "*.log"))
+	if len(segs) == 0 {
+		t.Fatalf("no segment of %s-%d under %s", share.StateTopic, coordinator.StateTopicPartition(k, 50), dir)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer dcancel()
+	out, err := exec.CommandContext(dctx, script, append([]string{"kafka-dump-log", "--share-group-state-decoder", "--files"}, segs...)...).CombinedOutput()
+	dump := string(out)
+	// The second snapshot (epoch 1, start offset 2) and the update after
+	// it, as Kafka decodes them.
+	for _, want := range []string{`"type":"0"`, `"type":"1"`, `"groupId":"` + group + `"`, `"snapshotEpoch":1`, `"startOffset":2`,
+		`"startOffset":-1`, `"deliveryState":2`} {
+		if err != nil || !strings.Contains(dump, want) || strings.Contains(dump, "Exception") || strings.Contains(dump, "Unknown") {
+			t.Fatalf("kafka-dump-log --share-group-state-decoder: %v; no %s in:\n%s", err, want, dump)
+		}
 	}
 }
