@@ -150,7 +150,9 @@ func TestShareStateSnapshotAndUpdateRecords(t *testing.T) {
 		t.Fatalf("records after three writes: %s, want SUU (a ShareSnapshot, then two ShareUpdates)", got)
 	}
 	um, u, err := share.DecodeUpdateValue(rs[2].value)
-	want := share.Snapshot{StartOffset: -1, Batches: []share.StateBatch{{2, 2, share.Archived, 1}, {3, 3, share.Acknowledged, 1}}}
+	want := share.Snapshot{StartOffset: -1, Batches: []share.StateBatch{
+		{FirstOffset: 2, LastOffset: 2, State: share.Archived, DeliveryCount: 1},
+		{FirstOffset: 3, LastOffset: 3, State: share.Acknowledged, DeliveryCount: 1}}}
 	if err != nil || um.SnapshotEpoch != 0 || um.LeaderEpoch != 1 || fmt.Sprint(u) != fmt.Sprint(want) {
 		t.Fatalf("second ShareUpdate: %+v %+v %v, want snapshot epoch 0, leader epoch 1, %+v", um, u, err, want)
 	}
