@@ -8,7 +8,7 @@ GOFLAGS_TEST ?= -count=1 -timeout 20m
 # The sdk modules: each its own Go module that imports nothing of the broker.
 SDK_MODULES := sdk sdk/plugin sdk/clients
 
-.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools interceptor-clients fault fault-smoke bench-mirror bench-compare fault-mirror
+.PHONY: all build run test unit sdk-test fuzz fuzz-smoke bench check clean tools wasm-examples bench-plugins mirror-interop security-tools interceptor-clients share-tools fault fault-smoke bench-mirror bench-compare fault-mirror
 
 all: build
 
@@ -48,6 +48,14 @@ interceptor-clients: tools
 	./scripts/interop-deps.sh kcat
 	./scripts/kafka-ref.sh fetch
 	$(GO) test $(GOFLAGS_TEST) -run 'TestInterceptorJSONSchemaKcatAndJava|TestInterceptorSchemaIDPlugin' -v ./tests
+
+# Apache Kafka's share group tools against Gregor, alone: kafka-share-groups
+# (list, describe --members/--state/--offsets, reset-offsets, delete-offsets,
+# delete), kafka-console-share-consumer and kafka-configs --entity-type
+# groups (make test runs it too when the jars are there).
+share-tools: tools
+	./scripts/kafka-ref.sh fetch
+	$(GO) test $(GOFLAGS_TEST) -run 'TestKafkaShareGroupTools' -v ./tests
 
 # The fault suite (tests/fault_test.go), not part of make test: three
 # broker processes behind proxies, acks=all writers and readers, a

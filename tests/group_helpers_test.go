@@ -36,13 +36,16 @@ type restartableBroker struct {
 	done    chan error
 }
 
-func startRestartableBroker(t *testing.T, dataDir string) *restartableBroker {
+func startRestartableBroker(t *testing.T, dataDir string, modify ...func(*config.Config)) *restartableBroker {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dataDir
 	cfg.Listeners.Kafka = "127.0.0.1:0"
 	cfg.Listeners.HTTP = ""
 	groupConfig(&cfg)
+	for _, m := range modify {
+		m(&cfg)
+	}
 	logw := &testLogWriter{t: t}
 	t.Cleanup(logw.stop)
 	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))

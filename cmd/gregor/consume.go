@@ -21,6 +21,8 @@ type consumeOpts struct {
 	timeout   time.Duration
 	format    string
 	quiet     bool
+	// shareGroup reads as a member of this share group (KIP-932).
+	shareGroup string
 }
 
 func newConsumeCmd() *cobra.Command {
@@ -44,6 +46,12 @@ Where to start (--from):
   @<unix-millis>     the same with Unix milliseconds, e.g. @1714564800000
 An offset outside the log starts at the nearest end of it.
 
+With --share-group the records are read as a member of a share group: each
+record goes to one of the group's members, and those printed are accepted
+(acknowledged) so that no member reads them again. Where a share group starts
+is its config share.auto.offset.reset (latest unless set to earliest), so
+--from and --partition do not apply.
+
 ` + formatHelp,
 		Example: `  gregor consume orders
   gregor consume orders --from end
@@ -51,7 +59,8 @@ An offset outside the log starts at the nearest end of it.
   gregor consume orders --from 2024-05-01T12:00:00Z --timeout 5s
   gregor consume orders --format '%p/%o %k=%v headers=[%h]'
   gregor consume orders --format '{{.Timestamp.Format "15:04:05"}} {{.Key}} {{.Header "trace-id"}}'
-  gregor consume orders --format json --count 100 > orders.jsonl`,
+  gregor consume orders --format json --count 100 > orders.jsonl
+  gregor consume orders --share-group pickers --count 10`,
 		Args:              argsOne("TOPIC"),
 		ValidArgsFunction: completeOne(completeTopics(cf)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,6 +73,9 @@ An offset outside the log starts at the nearest end of it.
 			if o.timeout < 0 {
 				return usagef("--timeout must not be negative, got %v", o.timeout)
 			}
+			if o.shareGroup != "" && (cmd.Flags().Changed("from") || cmd.Flags().Changed("partition")) {
+				return usagef("--share-group reads where the share group is (its share.auto.offset.reset config): --from and --partition do not apply")
+			}
 			return runConsume(cmd, cf, o, args[0])
 		},
 	}
@@ -75,6 +87,7 @@ An offset outside the log starts at the nearest end of it.
 	f.DurationVarP(&o.timeout, "timeout", "t", 0, "exit when no record arrives for this long (0: wait forever)")
 	f.StringVarP(&o.format, "format", "o", "%v", "output format: a %-format, a Go template or json (see above)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "do not print the record count to standard error")
+	f.StringVar(&o.shareGroup, "share-group", "", "read as a member of this share group, accepting each record printed")
 	return cmd
 }
 
@@ -135,7 +148,9 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 		return err
 	}
 	var opts []kgo.Opt
-	if o.partition >= 0 {
+	if o.shareGroup != "" {
+		opts = append(opts, kgo.ShareGroup(o.shareGroup), kgo.ConsumeTopics(topic))
+	} else if o.partition >= 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {o.partition: start}}))
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start))
@@ -146,6 +161,17 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 		return err
 	}
 	defer cl.Close()
+	if o.shareGroup != "" {
+		// The acknowledgements of what was printed reach the broker
+		// before the client leaves the group.
+		defer func() {
+			fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := cl.FlushAcks(fctx); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "gregor: warning: acknowledging the records read: %v\n", err)
+			}
+		}()
+	}
 	if err := checkConsumeTopic(ctx, kadm.NewClient(cl), topic, o.partition); err != nil {
 		return err
 	}
@@ -154,6 +180,7 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 	var (
 		buf      []byte
 		consumed int
+		printed  []*kgo.Record
 	)
 	defer func() {
 		if !o.quiet {
@@ -184,6 +211,7 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 			return err
 		}
 		var writeErr error
+		printed = printed[:0]
 		fetches.EachRecord(func(r *kgo.Record) {
 			if writeErr != nil {
 				return
@@ -191,6 +219,9 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 			buf, writeErr = formatter.appendRecord(buf[:0], r)
 			if writeErr == nil {
 				_, writeErr = out.Write(buf)
+			}
+			if writeErr == nil && o.shareGroup != "" {
+				printed = append(printed, r)
 			}
 			consumed++
 		})
@@ -200,6 +231,11 @@ func runConsume(cmd *cobra.Command, cf *clusterFlags, o *consumeOpts, topic stri
 		}
 		if writeErr != nil {
 			return fmt.Errorf("consume: %w", writeErr)
+		}
+		// A share group's records are accepted once printed; the others
+		// go back to the group when the client leaves.
+		if len(printed) > 0 {
+			cl.MarkAcks(kgo.AckAccept, printed...)
 		}
 		if ctx.Err() != nil {
 			return nil // interrupted: a normal way to stop

@@ -309,6 +309,13 @@ type Groups struct {
 	GroupShareMaxPartitionMaxRecordLocks int32 `toml:"group_share_max_partition_max_record_locks"`
 	// GroupShareMaxShareSessions bounds the share sessions of the broker.
 	GroupShareMaxShareSessions int32 `toml:"group_share_max_share_sessions"`
+
+	// ShareCoordinatorSnapshotUpdateRecordsPerSnapshot is how many
+	// ShareUpdate records of a share-partition follow its ShareSnapshot in
+	// __share_group_state before the next write is a snapshot again
+	// (share.coordinator.snapshot.update.records.per.snapshot, 500).
+	ShareCoordinatorSnapshotUpdateRecordsPerSnapshot int32 `toml:"share_coordinator_snapshot_update_records_per_snapshot"`
+
 	// GroupStreams* are Kafka's group.streams.* settings of streams
 	// (KIP-1071) groups: session timeout, heartbeat interval, and the
 	// standby replicas of each task (at most group_streams_max_standby_replicas).
@@ -416,6 +423,8 @@ func Default() Config {
 			GroupStreamsHeartbeatIntervalMs:      5000,
 			GroupStreamsNumStandbyReplicas:       0,
 			GroupStreamsMaxStandbyReplicas:       2,
+
+			ShareCoordinatorSnapshotUpdateRecordsPerSnapshot: 500,
 		},
 		Telemetry: defaultTelemetry(),
 	}

@@ -28,6 +28,7 @@ func validateShareGroups(g Groups, bad func(key, format string, args ...any) err
 		{"group_share_delivery_count_limit", int64(g.GroupShareDeliveryCountLimit), int64(g.GroupShareMinDeliveryCountLimit), int64(g.GroupShareMaxDeliveryCountLimit)},
 		{"group_share_partition_max_record_locks", int64(g.GroupSharePartitionMaxRecordLocks), 100, 10000},
 		{"group_share_max_share_sessions", int64(g.GroupShareMaxShareSessions), int64(g.GroupShareMaxSize), 1<<31 - 1},
+		{"share_coordinator_snapshot_update_records_per_snapshot", int64(g.ShareCoordinatorSnapshotUpdateRecordsPerSnapshot), 0, 500},
 	} {
 		if r.v < r.lo || r.v > r.hi {
 			return bad("groups."+r.key, "%d is not in [%d, %d]", r.v, r.lo, r.hi)

@@ -2,7 +2,9 @@
 // commit a group's offsets, then drive the console in headless Chromium
 // (overview → topic → records → group) and check what it shows against
 // what Kafka clients read back; a second broker, "east", is the source of
-// a [mirror.east] link whose lag the mirrors page must show. Screenshots go
+// a [mirror.east] link whose lag the mirrors page must show; a share group
+// member (gregor consume --share-group) accepts some records and the share
+// group's page must show where its share-partition stands. Screenshots go
 // to $SCREENSHOTS (default
 // web/console/test-results).
 //
@@ -260,6 +262,49 @@ refresh_interval_ms = 200
     for (const want of ['east', 'shipments', 'running']) check(mtext.includes(want), `mirrors row "${mtext}" lacks ${want}`);
     await page.screenshot({ path: join(shots, '5-mirrors.png'), fullPage: true });
     log('mirrors ok');
+
+    // A share group: a `gregor consume --share-group` member reads 5 of 8
+    // picks and accepts them, the other 3 go back to the group when it
+    // leaves; the group page shows the share-partition's start offset 5,
+    // 3 records in flight and a lag of 3.
+    cli(bootstrap, ['topic', 'create', 'picks', '--partitions', '1']);
+    const member = spawn(gregor, ['consume', 'picks', '--share-group', 'pickers', '--count', '5', '--timeout', '30s', '--quiet',
+      '--bootstrap', bootstrap], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let picked = '', memberErr = '';
+    member.stdout.on('data', d => { picked += d; });
+    member.stderr.on('data', d => { memberErr += d; });
+    const memberExit = new Promise(r => member.exitCode !== null ? r(member.exitCode) : member.on('exit', r));
+    // A share group starts at the log end (share.auto.offset.reset=latest):
+    // the picks are written once the member holds the share-partition.
+    const shareGroup = async (what, cond) => {
+      for (let i = 0; i < 200; i++) {
+        const r = await fetch(base + '/api/v1/groups/pickers');
+        if (r.ok) {
+          const g = await r.json();
+          if (cond(g)) return g;
+        }
+        if (member.exitCode !== null && what === 'a share-partition at offset 0') fail(`the share group member exited: ${memberErr}`);
+        await new Promise(r => setTimeout(r, 200));
+      }
+      fail(`share group pickers: no ${what} in 40 s`);
+    };
+    await shareGroup('a share-partition at offset 0', g => g.type === 'share' && g.offsets.some(o => o.start_offset === 0));
+    cli(bootstrap, ['produce', 'picks'], Array.from({ length: 8 }, (_, i) => `pick-${i}`).join('\n') + '\n');
+    const code = await memberExit;
+    const picks = picked.trim().split('\n');
+    check(code === 0 && picks.length === 5 && new Set(picks).size === 5 && picks.every(p => /^pick-[0-7]$/.test(p)),
+      `share group member exited ${code} after printing ${JSON.stringify(picks)}: ${memberErr}`);
+    await shareGroup('start offset 5 with nothing acquired', g => g.offsets.some(o => o.start_offset === 5 && o.acquired === 0));
+    await page.getByRole('link', { name: 'Groups', exact: true }).click();
+    await page.locator('a[data-group="pickers"]').click();
+    await page.getByTestId('group').waitFor();
+    const typeCard = await page.getByTestId('group').locator('.cards').innerText();
+    check(typeCard.includes('share'), `share group cards "${typeCard}" lack the type share`);
+    const srow = await page.getByTestId('group-offsets').locator('tbody tr').evaluateAll(trs => trs.map(tr => [...tr.children].map(td => td.innerText)));
+    check(srow.length === 1 && srow[0][0] === 'picks' && srow[0][2] === '5' && srow[0][3] === '3' && srow[0][4] === '0' &&
+      srow[0][5] === '8' && srow[0][6] === '3', `share group offsets ${JSON.stringify(srow)}, want picks 0: start 5, 3 in flight, 0 acquired, high watermark 8, lag 3`);
+    await page.screenshot({ path: join(shots, '6-share-group.png'), fullPage: true });
+    log('share group ok');
 
     for (const [nav, id] of [['Brokers', 'brokers'], ['Extensions', 'extensions'], ['Mirrors', 'mirrors']]) {
       await page.getByRole('link', { name: nav, exact: true }).click();
