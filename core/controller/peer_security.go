@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -86,8 +89,11 @@ func (m *mux) admit(conn net.Conn) net.Conn {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), muxPeekTimeout)
 	defer cancel()
-	conn.SetDeadline(time.Now().Add(muxPeekTimeout))
-	sc, principal, err := m.sec.Accept(ctx, conn)
+	deadline := time.Now().Add(muxPeekTimeout)
+	conn.SetDeadline(deadline)
+	hc := &handshakeConn{Conn: conn, deadline: deadline}
+	sc, principal, err := m.sec.Accept(ctx, hc)
+	hc.finish()
 	if err != nil {
 		m.refusals.log(m.log, "controller listener refused a peer: handshake failed", "remote", conn.RemoteAddr(), "err", err)
 		return nil
@@ -130,4 +136,67 @@ func (r *refusalLog) log(l *slog.Logger, msg string, args ...any) {
 	}
 	r.mu.Unlock()
 	l.Warn(msg, args...)
+}
+
+// handshakeSlots bounds the CPU the controller listener spends on
+// handshakes (a TLS key exchange and signature, verifying a client's
+// certificate chain, a SASL exchange): at most a quarter of the CPUs' time
+// (at least half of one CPU). Unbounded, strangers opening connection
+// after connection to the controller listeners take every core from the
+// clients already connected. A handshake holds one of half the CPUs'
+// slots (at least one) only while it computes, never while it waits for
+// the peer's next bytes, so a stranger that sends nothing holds none; it
+// holds the slot for as long again after each step, and waits for a slot
+// on its own connection, within the handshake's deadline.
+var handshakeSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+
+// handshakeConn meters a handshake's computing between reads with
+// handshakeSlots. After finish it reads and writes as the connection.
+type handshakeConn struct {
+	net.Conn
+	deadline time.Time
+	done     atomic.Bool
+	// held and start are used by the handshake's goroutine only.
+	held  bool
+	start time.Time
+}
+
+func (c *handshakeConn) Read(p []byte) (int, error) {
+	if c.done.Load() {
+		return c.Conn.Read(p)
+	}
+	c.release()
+	n, err := c.Conn.Read(p)
+	if err == nil {
+		err = c.acquire()
+	}
+	return n, err
+}
+
+// acquire waits for a slot until the handshake's deadline.
+func (c *handshakeConn) acquire() error {
+	t := time.NewTimer(time.Until(c.deadline))
+	defer t.Stop()
+	select {
+	case handshakeSlots <- struct{}{}:
+		c.held, c.start = true, time.Now()
+		return nil
+	case <-t.C:
+		return fmt.Errorf("controller: waiting for a handshake slot: %w", os.ErrDeadlineExceeded)
+	}
+}
+
+// release gives the slot back after as long again as it was held.
+func (c *handshakeConn) release() {
+	if !c.held {
+		return
+	}
+	c.held = false
+	time.AfterFunc(time.Since(c.start), func() { <-handshakeSlots })
+}
+
+// finish ends the metering when the handshake is done.
+func (c *handshakeConn) finish() {
+	c.release()
+	c.done.Store(true)
 }
