@@ -35,13 +35,14 @@ type eosWorkload struct {
 	inFailed int
 	outcome  map[string]string   // transaction tag -> "commit", "abort" or "unknown"
 	values   map[string][]string // transaction tag -> the values it produced
+	outAcked map[string]string   // "tag:value" -> where its produce was acknowledged ("p1@3220") or its error
 	restarts int                 // sessions closed and created again with the same transactional id
 	endErrs  map[string]int      // failed Begin/End by error
 }
 
 func newEOSWorkload(in, out, group string, members int) *eosWorkload {
 	e := &eosWorkload{in: in, out: out, group: group, members: members, keys: 12,
-		inAcked: map[string]recordAddress{}, outcome: map[string]string{}, values: map[string][]string{}, endErrs: map[string]int{}}
+		inAcked: map[string]recordAddress{}, outcome: map[string]string{}, values: map[string][]string{}, outAcked: map[string]string{}, endErrs: map[string]int{}}
 	for range members {
 		e.commits = append(e.commits, newAckSignal())
 	}
@@ -145,7 +146,7 @@ func (e *eosWorkload) member(ctx context.Context, seeds []string, i int) {
 		fs.EachRecord(func(r *kgo.Record) {
 			vals = append(vals, string(r.Value))
 			sess.Produce(tctx, &kgo.Record{Topic: e.out, Key: r.Key, Value: r.Value,
-				Headers: []kgo.RecordHeader{{Key: "txn", Value: []byte(tag)}}}, nil)
+				Headers: []kgo.RecordHeader{{Key: "txn", Value: []byte(tag)}}}, e.noteOutAck)
 		})
 		committed, err := sess.End(tctx, kgo.TryCommit)
 		cancel()
@@ -168,6 +169,24 @@ func (e *eosWorkload) member(ctx context.Context, seeds []string, i int) {
 			e.commits[i].ack()
 		}
 	}
+}
+
+// noteOutAck records where an output record's produce was acknowledged,
+// so that a committed record missing from the log can be placed.
+func (e *eosWorkload) noteOutAck(r *kgo.Record, err error) {
+	at := fmt.Sprintf("p%d@%d", r.Partition, r.Offset)
+	if err != nil {
+		at = "err " + shortErr(err)
+	}
+	e.mu.Lock()
+	tag := ""
+	for _, h := range r.Headers {
+		if h.Key == "txn" {
+			tag = string(h.Value)
+		}
+	}
+	e.outAcked[tag+":"+string(r.Value)] = at
+	e.mu.Unlock()
 }
 
 func (e *eosWorkload) fail(err error) {
