@@ -214,7 +214,7 @@ func analyzeEOS(ev eosEvidence, rep *eosReport) {
 			if seen[v] == 0 {
 				lost := fmt.Sprintf("%s:%s(%s)", tag, v, rawFate[v])
 				if at, ok := ev.outAcked[tag+":"+v]; ok {
-					lost += "[acked " + at + "]"
+					lost += "[" + at + "]"
 				}
 				rep.CommittedLost = append(rep.CommittedLost, lost)
 			}
