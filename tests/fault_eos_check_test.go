@@ -115,6 +115,7 @@ type eosEvidence struct {
 	inAcked  map[string]recordAddress // acknowledged input values
 	outcome  map[string]string        // transaction tag -> what its member was told
 	values   map[string][]string      // transaction tag -> the values it produced
+	outAcked map[string]string        // "tag:value" -> where its produce was acknowledged
 	input    []outRec                 // the input topic, each partition in offset order
 	raw      []outRec                 // the output, read_uncommitted with markers
 	visible  []outRec                 // the output, read_committed
@@ -211,7 +212,11 @@ func analyzeEOS(ev eosEvidence, rep *eosReport) {
 		}
 		for _, v := range ev.values[tag] {
 			if seen[v] == 0 {
-				rep.CommittedLost = append(rep.CommittedLost, fmt.Sprintf("%s:%s(%s)", tag, v, rawFate[v]))
+				lost := fmt.Sprintf("%s:%s(%s)", tag, v, rawFate[v])
+				if at, ok := ev.outAcked[tag+":"+v]; ok {
+					lost += "[" + at + "]"
+				}
+				rep.CommittedLost = append(rep.CommittedLost, lost)
 			}
 		}
 	}
@@ -225,7 +230,7 @@ func (e *eosWorkload) check(t *testing.T, ctx context.Context, adm *kadm.Client,
 	rep := eosReport{Stalled: stalled}
 	e.mu.Lock()
 	rep.InAcked, rep.InFailed, rep.Restarts, rep.EndErrs = len(e.inAcked), e.inFailed, e.restarts, maps.Clone(e.endErrs)
-	ev := eosEvidence{inAcked: maps.Clone(e.inAcked), outcome: maps.Clone(e.outcome), values: maps.Clone(e.values)}
+	ev := eosEvidence{inAcked: maps.Clone(e.inAcked), outcome: maps.Clone(e.outcome), values: maps.Clone(e.values), outAcked: maps.Clone(e.outAcked)}
 	e.mu.Unlock()
 
 	// A transaction left open by a dead coordinator is aborted by its

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,13 +36,14 @@ type eosWorkload struct {
 	inFailed int
 	outcome  map[string]string   // transaction tag -> "commit", "abort" or "unknown"
 	values   map[string][]string // transaction tag -> the values it produced
+	outAcked map[string]string   // "tag:value" -> where its produce was acknowledged ("acked p1@3220") or its error
 	restarts int                 // sessions closed and created again with the same transactional id
 	endErrs  map[string]int      // failed Begin/End by error
 }
 
 func newEOSWorkload(in, out, group string, members int) *eosWorkload {
 	e := &eosWorkload{in: in, out: out, group: group, members: members, keys: 12,
-		inAcked: map[string]recordAddress{}, outcome: map[string]string{}, values: map[string][]string{}, endErrs: map[string]int{}}
+		inAcked: map[string]recordAddress{}, outcome: map[string]string{}, values: map[string][]string{}, outAcked: map[string]string{}, endErrs: map[string]int{}}
 	for range members {
 		e.commits = append(e.commits, newAckSignal())
 	}
@@ -139,35 +141,76 @@ func (e *eosWorkload) member(ctx context.Context, seeds []string, i int) {
 			abortOpen(sess)
 			continue
 		}
-		tag := fmt.Sprintf("m%d.%d", i, n)
-		var vals []string
-		tctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		fs.EachRecord(func(r *kgo.Record) {
-			vals = append(vals, string(r.Value))
-			sess.Produce(tctx, &kgo.Record{Topic: e.out, Key: r.Key, Value: r.Value,
-				Headers: []kgo.RecordHeader{{Key: "txn", Value: []byte(tag)}}}, nil)
-		})
-		committed, err := sess.End(tctx, kgo.TryCommit)
-		cancel()
-		outcome := "unknown"
+		outcome, err := e.copyTxn(sess, fs, fmt.Sprintf("m%d.%d", i, n))
 		switch {
-		case err == nil && committed:
-			outcome = "commit"
+		case outcome == "commit":
 			failures = 0
-		case err == nil:
-			outcome = "abort"
-		default:
+		case err != nil:
 			e.fail(err)
 			failures++
 			abortOpen(sess)
 		}
-		e.mu.Lock()
-		e.outcome[tag], e.values[tag] = outcome, vals
-		e.mu.Unlock()
 		if outcome == "commit" {
 			e.commits[i].ack()
 		}
 	}
+}
+
+// copyTxn copies the polled records to the output in the transaction begun
+// on sess, tagged tag, ends it and records what the member was told:
+// "commit", "abort" or "unknown" (err is End's error). A transaction with a
+// failed produce is aborted, as Java's producer refuses to commit after a
+// failed send: franz-go commits whatever succeeded, and would commit the
+// input offsets of records that never reached the output.
+func (e *eosWorkload) copyTxn(sess *kgo.GroupTransactSession, fs kgo.Fetches, tag string) (outcome string, err error) {
+	var vals []string
+	var failed atomic.Int64
+	tctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fs.EachRecord(func(r *kgo.Record) {
+		vals = append(vals, string(r.Value))
+		sess.Produce(tctx, &kgo.Record{Topic: e.out, Key: r.Key, Value: r.Value,
+			Headers: []kgo.RecordHeader{{Key: "txn", Value: []byte(tag)}}}, func(r *kgo.Record, err error) {
+			if err != nil {
+				failed.Add(1)
+			}
+			e.noteOutAck(r, err)
+		})
+	})
+	end := kgo.TryCommit
+	if err := sess.Client().Flush(tctx); err != nil || failed.Load() > 0 {
+		end = kgo.TryAbort
+	}
+	committed, err := sess.End(tctx, end)
+	outcome = "unknown"
+	switch {
+	case err == nil && committed:
+		outcome = "commit"
+	case err == nil:
+		outcome = "abort"
+	}
+	e.mu.Lock()
+	e.outcome[tag], e.values[tag] = outcome, vals
+	e.mu.Unlock()
+	return outcome, err
+}
+
+// noteOutAck records where an output record's produce was acknowledged,
+// so that a committed record missing from the log can be placed.
+func (e *eosWorkload) noteOutAck(r *kgo.Record, err error) {
+	at := fmt.Sprintf("acked p%d@%d", r.Partition, r.Offset)
+	if err != nil {
+		at = "failed: " + shortErr(err)
+	}
+	e.mu.Lock()
+	tag := ""
+	for _, h := range r.Headers {
+		if h.Key == "txn" {
+			tag = string(h.Value)
+		}
+	}
+	e.outAcked[tag+":"+string(r.Value)] = at
+	e.mu.Unlock()
 }
 
 func (e *eosWorkload) fail(err error) {
