@@ -145,6 +145,23 @@ type Options struct {
 	// to the target are bounded by the target's limits instead (the
 	// topic's max.message.bytes, else the broker's message.max.bytes).
 	MaxFetchBytes int32 `toml:"max_fetch_bytes"`
+	// BufferMemory (link mode) bounds, across all partitions, the bytes of
+	// record batches fetched from the source and not yet acknowledged by
+	// the target, fetches in flight counted at their maximum size (the
+	// role of Kafka's producer buffer.memory). Each partition's fetch gets
+	// a share of it, at most max_fetch_bytes, at least 64 KiB; a
+	// partition reads ahead while it writes only when the budget has
+	// room. A source batch larger than its fetch's share still comes
+	// whole (as with Kafka's fetch.max.bytes) and makes the next fetches
+	// wait until the budget is below its bound again.
+	BufferMemory int64 `toml:"buffer_memory"`
+	// TargetConnectionsPerBroker bounds the connections that write to
+	// each target broker: link mode's partitions share this many target
+	// clients (a partition always writes through the same one), copy mode
+	// writes through this many producers. A broker answers one
+	// connection's acks=all writes in order, so more connections let
+	// more partitions' writes wait for their fsyncs at once.
+	TargetConnectionsPerBroker int `toml:"target_connections_per_broker"`
 	// ExactlyOnce (copy mode) writes records and their offset syncs in
 	// target transactions, so that read_committed consumers of the target
 	// never see a record twice, even after a crash. The target must
@@ -175,6 +192,9 @@ func Default() Config {
 			OnSourceGap:          GapStop,
 			OnRecordTooLarge:     TooLargeStop,
 			MaxFetchBytes:        4 << 20,
+			BufferMemory:         32 << 20,
+
+			TargetConnectionsPerBroker: 4,
 		},
 	}
 }
@@ -282,6 +302,10 @@ func (c *Config) Validate() error {
 		return bad("mirror.on_record_too_large", "%q is not %q or %q", m.OnRecordTooLarge, TooLargeStop, TooLargeSkip)
 	case m.MaxFetchBytes < 1024 || m.MaxFetchBytes > 256<<20:
 		return bad("mirror.max_fetch_bytes", "%d is not in [1024, %d]", m.MaxFetchBytes, 256<<20)
+	case m.BufferMemory < 1<<20:
+		return bad("mirror.buffer_memory", "%d is below %d", m.BufferMemory, 1<<20)
+	case m.TargetConnectionsPerBroker < 1 || m.TargetConnectionsPerBroker > 64:
+		return bad("mirror.target_connections_per_broker", "%d is not in [1, 64]", m.TargetConnectionsPerBroker)
 	case m.ExactlyOnce && m.Mode != ModeCopy:
 		return bad("mirror.exactly_once", "is for copy mode (a link copies batches as they are)")
 	}

@@ -51,6 +51,8 @@ func TestParseErrors(t *testing.T) {
 		{"no bootstrap", "[source]\nname = \"e\"\n[target]\nname = \"w\"\nbootstrap = [\"a:1\"]\n", "invalid source.bootstrap"},
 		{"bad gap policy", minimal + "[mirror]\non_source_gap = \"ignore\"\n", "invalid mirror.on_source_gap"},
 		{"bad fetch size", minimal + "[mirror]\nmax_fetch_bytes = 10\n", "invalid mirror.max_fetch_bytes"},
+		{"small buffer memory", minimal + "[mirror]\nbuffer_memory = 1000\n", "invalid mirror.buffer_memory"},
+		{"no target connections", minimal + "[mirror]\ntarget_connections_per_broker = 0\n", "invalid mirror.target_connections_per_broker"},
 		{"exactly once in link mode", minimal + "[mirror]\nmode = \"link\"\nexactly_once = true\n", "invalid mirror.exactly_once"},
 		{"syntax", minimal + "[mirror\n", "mirror: config"},
 	}

@@ -53,7 +53,10 @@ func newCopier(s *session) (*copier, error) {
 		}
 		return c, nil
 	}
-	for range copyWriters {
+	// One producer per target connection allowed: each has one produce
+	// connection per target broker.
+	writers := s.cfg.Mirror.TargetConnectionsPerBroker
+	for range writers {
 		prod, err := newClient(s.cfg.Target, "gregor-mirror-"+s.cfg.Source.Name,
 			kgo.RecordPartitioner(kgo.ManualPartitioner()),
 			// A 5 ms linger: without it the target answered each
@@ -62,7 +65,7 @@ func newCopier(s *session) (*copier, error) {
 			// more, smaller requests each wait for their fsyncs.
 			kgo.ProducerLinger(5*time.Millisecond),
 			kgo.ProducerBatchMaxBytesFn(s.limits.batchMax),
-			kgo.MaxBufferedRecords(50000/copyWriters),
+			kgo.MaxBufferedRecords(max(50000/writers, 1000)),
 		)
 		if err != nil {
 			c.close(context.Background())
@@ -72,9 +75,6 @@ func newCopier(s *session) (*copier, error) {
 	}
 	return c, nil
 }
-
-// copyWriters is how many target producers a copy writes through.
-const copyWriters = 4
 
 // writer is the producer of a target partition: always the same one, so
 // that a partition's records keep their order.

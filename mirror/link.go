@@ -49,32 +49,73 @@ func (c Config) LinkName() string { return c.Source.Name }
 // transaction markers and producer state copied). CRCs cover everything but
 // the base offset and leader epoch, so the target holds the same batches
 // (timestamps, producer ids and sequences included) at the same offsets.
+//
+// Memory and connections are bounded whatever the number of partitions:
+// fetches take their size from the mirror-wide budget (buffer_memory), and
+// partitions write through a fixed set of target clients
+// (target_connections_per_broker), each with one produce connection per
+// target broker.
 type linker struct {
 	s      *session
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// mu guards workers.
+	budget *byteBudget
+	// writers are the target clients partitions write through; a broker
+	// answers one connection's requests in order, so each partition's
+	// acks=all write (its fsync) waits only for those of the partitions
+	// sharing its writer.
+	writers []*kgo.Client
+	// mu guards workers and started.
 	mu      sync.Mutex
 	workers map[topicPartition]context.CancelFunc
+	started int
 }
 
-func newLinker(s *session, ctx context.Context) *linker {
+func newLinker(s *session, ctx context.Context) (*linker, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	return &linker{s: s, ctx: ctx, cancel: cancel, workers: map[topicPartition]context.CancelFunc{}}
+	l := &linker{s: s, ctx: ctx, cancel: cancel, workers: map[topicPartition]context.CancelFunc{},
+		budget: newByteBudget(s.cfg.Mirror.BufferMemory, s.m.met.buffered)}
+	for range s.cfg.Mirror.TargetConnectionsPerBroker {
+		w, err := newClient(s.cfg.Target, "gregor-mirror-link-"+s.cfg.Source.Name)
+		if err != nil {
+			l.closeWriters()
+			cancel()
+			return nil, err
+		}
+		l.writers = append(l.writers, w)
+	}
+	return l, nil
 }
 
 func (l *linker) start(topic string, p int32) {
 	ctx, cancel := context.WithCancel(l.ctx)
 	l.mu.Lock()
 	l.workers[topicPartition{topic, p}] = cancel
+	// Round robin in start order spreads the partitions evenly.
+	writer := l.writers[l.started%len(l.writers)]
+	l.started++
 	l.mu.Unlock()
 	st := l.s.m.state(topic, p)
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
-		l.work(ctx, st)
+		l.work(ctx, st, writer)
 	}()
+}
+
+// partitions is how many partitions are linked, which the budget is split
+// between.
+func (l *linker) partitions() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.workers)
+}
+
+func (l *linker) closeWriters() {
+	for _, w := range l.writers {
+		w.Close()
+	}
 }
 
 // remove stops one partition's worker.
@@ -91,12 +132,13 @@ func (l *linker) remove(topic string, p int32) {
 func (l *linker) stop() {
 	l.cancel()
 	l.wg.Wait()
+	l.closeWriters()
 }
 
 // work runs one partition until ctx ends or the partition stops. Transient
 // errors restart the loop, which re-reads the target's end offset, so a
 // produce whose answer was lost is never repeated.
-func (l *linker) work(ctx context.Context, st *partitionState) {
+func (l *linker) work(ctx context.Context, st *partitionState, writer *kgo.Client) {
 	// Each partition long-polls the source on its own connection: answers
 	// on one connection come in request order, so a shared one would hold
 	// a partition's new data behind other partitions' idle polls.
@@ -106,15 +148,6 @@ func (l *linker) work(ctx context.Context, st *partitionState) {
 		return
 	}
 	defer fetcher.Close()
-	// And writes on its own connection to the target: a broker answers
-	// a connection's requests in order, so on a shared one each
-	// partition's acks=all write (its fsync) would wait for the others'.
-	writer, err := newClient(l.s.cfg.Target, "gregor-mirror-link-"+l.s.cfg.Source.Name)
-	if err != nil {
-		st.fail(err)
-		return
-	}
-	defer writer.Close()
 	for ctx.Err() == nil {
 		err := l.copyPartition(ctx, st, fetcher, writer)
 		if ctx.Err() != nil {
@@ -293,7 +326,6 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher,
 	st.fetchNext = pos
 	st.state, st.err = StateMirroring, nil
 	st.mu.Unlock()
-	maxBytes := s.cfg.Mirror.MaxFetchBytes
 	link := s.cfg.LinkName()
 	// copied is the target's end. pos, where the source is fetched, runs
 	// ahead of it after a source gap: a log start inside a batch still
@@ -308,16 +340,27 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher,
 	// answer is used only once the write succeeded at the offsets it
 	// follows.
 	var next chan fetched
+	// held is the budget taken by the batches being handled, given back
+	// once they are written (at the next fetch) or when the loop ends.
+	var held int64
 	pctx, pcancel := context.WithCancel(ctx)
-	defer pcancel()
+	defer func() {
+		pcancel()
+		l.budget.release(held)
+		if next != nil {
+			l.budget.release((<-next).held)
+		}
+	}()
 	for ctx.Err() == nil {
+		l.budget.release(held)
+		held = 0
 		var fp kmsg.FetchResponseTopicPartition
 		if next != nil {
 			f := <-next
 			next = nil
-			fp, err = f.fp, f.err
+			fp, held, err = f.fp, f.held, f.err
 		} else {
-			fp, err = fetchRaw(ctx, fetcher, src, st.topic, st.partition, pos, maxBytes, 500*time.Millisecond)
+			fp, held, err = l.fetch(ctx, fetcher, src, st, pos, -1)
 		}
 		if err != nil {
 			return err
@@ -366,11 +409,15 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher,
 			continue
 		}
 		batches := fp.RecordBatches[from:to]
-		next = make(chan fetched, 1)
-		go func(at int64) {
-			fp, err := fetchRaw(pctx, fetcher, src, st.topic, st.partition, at, maxBytes, 500*time.Millisecond)
-			next <- fetched{fp, err}
-		}(pos)
+		// Read ahead only with room in the budget: a partition never
+		// waits for the budget while it holds some of it.
+		if share := l.share(); l.budget.tryAcquire(int64(share)) {
+			next = make(chan fetched, 1)
+			go func(at int64) {
+				fp, held, err := l.fetch(pctx, fetcher, src, st, at, share)
+				next <- fetched{fp, held, err}
+			}(pos)
+		}
 		base, err := produceRaw(ctx, writer, dst, link, st.target, st.partition, batches)
 		if err != nil {
 			return err
@@ -405,8 +452,39 @@ func (l *linker) copyPartition(ctx context.Context, st *partitionState, fetcher,
 
 // fetched is the answer of a fetch that ran while batches were written.
 type fetched struct {
-	fp  kmsg.FetchResponseTopicPartition
-	err error
+	fp   kmsg.FetchResponseTopicPartition
+	held int64
+	err  error
+}
+
+// share is one partition's fetch size under the budget.
+func (l *linker) share() int32 {
+	return l.budget.share(l.partitions(), l.s.cfg.Mirror.MaxFetchBytes)
+}
+
+// fetch fetches at offset with a share of the budget, taken here (waiting
+// for it) when taken is negative, else already taken (taken bytes). It
+// returns the budget the answer holds: its batches' size, the rest of the
+// share given back, or what they exceed it by taken as well.
+func (l *linker) fetch(ctx context.Context, fetcher *kgo.Client, src endpoint, st *partitionState, offset int64, taken int32) (kmsg.FetchResponseTopicPartition, int64, error) {
+	if taken < 0 {
+		taken = l.share()
+		if err := l.budget.acquire(ctx, int64(taken)); err != nil {
+			return kmsg.FetchResponseTopicPartition{}, 0, err
+		}
+	}
+	fp, err := fetchRaw(ctx, fetcher, src, st.topic, st.partition, offset, taken, 500*time.Millisecond)
+	if err != nil {
+		l.budget.release(int64(taken))
+		return fp, 0, err
+	}
+	size := int64(len(fp.RecordBatches))
+	if size > int64(taken) {
+		l.budget.force(size - int64(taken))
+	} else {
+		l.budget.release(int64(taken) - size)
+	}
+	return fp, size, nil
 }
 
 // checkLinkBatch refuses a corrupt source batch or one that would overlap

@@ -25,6 +25,7 @@ type metrics struct {
 	checkpts  prometheus.Counter
 	synced    prometheus.Counter
 	heartbeat prometheus.Counter
+	buffered  prometheus.Gauge
 }
 
 func newMetrics(name string, reg prometheus.Registerer) (*metrics, error) {
@@ -64,10 +65,13 @@ func newMetrics(name string, reg prometheus.Registerer) (*metrics, error) {
 			Help: "Translated offsets committed into target groups.", ConstLabels: cl}),
 		heartbeat: prometheus.NewCounter(prometheus.CounterOpts{Name: "gregor_mirror_heartbeats_total",
 			Help: "Heartbeats written.", ConstLabels: cl}),
+		buffered: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gregor_mirror_buffered_bytes",
+			Help:        "Link mode: bytes of source fetches in flight (at their maximum size) and of fetched batches not yet acknowledged by the target, bounded by mirror.buffer_memory.",
+			ConstLabels: cl}),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.records, m.bytes, m.lag, m.age, m.latency, m.gap, m.already,
-			m.failures, m.failing, m.lastWrite, m.tooLarge, m.checkpts, m.synced, m.heartbeat} {
+			m.failures, m.failing, m.lastWrite, m.tooLarge, m.checkpts, m.synced, m.heartbeat, m.buffered} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("mirror: %s: metrics: %w", name, err)
 			}

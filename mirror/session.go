@@ -201,7 +201,11 @@ func (s *session) run(ctx context.Context) error {
 		}
 		go c.run(ctx)
 	case ModeLink:
-		s.linker = newLinker(s, ctx)
+		l, err := newLinker(s, ctx)
+		if err != nil {
+			return err
+		}
+		s.linker = l
 	}
 	if err := s.refresh(ctx); err != nil {
 		return err

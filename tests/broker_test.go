@@ -308,9 +308,16 @@ func (c *childBroker) stop() {
 			c.t.Errorf("gregor serve exited with %v after SIGTERM", c.err)
 		}
 	case <-time.After(30 * time.Second):
-		c.t.Errorf("gregor serve did not stop within 30s of SIGTERM; killing it")
-		_ = c.cmd.Process.Kill()
-		<-c.done
+		// SIGQUIT makes the Go runtime print every goroutine's stack to
+		// the output logged with the failure: where shutdown hangs.
+		c.t.Errorf("gregor serve did not stop within 30s of SIGTERM; SIGQUIT for its goroutines, then killing it")
+		_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-c.done:
+		case <-time.After(5 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
 	}
 }
 

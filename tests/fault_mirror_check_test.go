@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // The checker of the mirror fault suite: the acknowledged source records,
@@ -270,5 +274,43 @@ time=y level=ERROR msg="skipping deleted offsets (on_source_gap = skip)" topic=o
 time=z level=ERROR msg=x err="mirror: source other[1] deleted offsets 5 to 6 (2 offsets) before they were mirrored"`
 	if got := reportedGaps(logs, "orders"); len(got) != 1 || !slices.Equal(got[3], []offsetRange{{100, 199}}) {
 		t.Errorf("reportedGaps = %v", got)
+	}
+}
+
+// TestMirrorFaultGroupCommitsNeverRewind: a reader-group commit whose
+// answer was lost counts as stored, so the harness never commits below it
+// (before, only acknowledged commits counted: a timed-out commit applied
+// later left the source group above a later, lower one, and copy seed 2
+// reported 8 false skips); a commit the coordinator refused does not count.
+func TestMirrorFaultGroupCommitsNeverRewind(t *testing.T) {
+	committed := map[int32]int64{0: 100}
+	offs := func(ps ...int64) kadm.Offsets {
+		o := kadm.Offsets{}
+		for i := 0; i < len(ps); i += 2 {
+			o.Add(kadm.Offset{Topic: "orders", Partition: int32(ps[i]), At: ps[i+1]})
+		}
+		return o
+	}
+	answer := func(o kadm.Offsets, err error) kadm.OffsetResponses {
+		r := kadm.OffsetResponses{}
+		o.Each(func(x kadm.Offset) {
+			if r[x.Topic] == nil {
+				r[x.Topic] = map[int32]kadm.OffsetResponse{}
+			}
+			r[x.Topic][x.Partition] = kadm.OffsetResponse{Offset: x, Err: err}
+		})
+		return r
+	}
+	lost := offs(0, 120, 1, 50)
+	noteGroupCommit(committed, lost, nil, context.DeadlineExceeded)
+	refused := offs(0, 130)
+	noteGroupCommit(committed, refused, answer(refused, kerr.CoordinatorNotAvailable), nil)
+	if committed[0] != 120 || committed[1] != 50 {
+		t.Fatalf("after a lost and a refused commit: %v, want p0 120, p1 50", committed)
+	}
+	ok := offs(0, 125)
+	noteGroupCommit(committed, ok, answer(ok, nil), nil)
+	if committed[0] != 125 {
+		t.Fatalf("after an acknowledged commit: %v, want p0 125", committed)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -313,12 +314,9 @@ checkpoint_interval_ms = 500
 			cctx, ccancel := context.WithTimeout(wctx, 5*time.Second)
 			resp, err := srcAdm.CommitOffsets(cctx, faultMirrorGroup, offs)
 			ccancel()
-			if err == nil {
-				resp.Each(func(o kadm.OffsetResponse) {
-					if o.Err == nil {
-						committed[o.Partition] = o.At
-					}
-				})
+			noteGroupCommit(committed, offs, resp, err)
+			if err != nil {
+				t.Logf("reader group commit unanswered, counted as stored: %v", err)
 			}
 		}
 	}()
@@ -561,6 +559,23 @@ func (f *mirrorFault) restartSource(ctx context.Context, id int32) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// noteGroupCommit raises committed to the offsets a reader-group commit
+// may have stored: all of them unless the coordinator answered otherwise.
+// A commit whose answer was lost (a timeout while the coordinator was
+// SIGSTOPped or starved) may still be applied, so later commits must not go
+// below it: the group would move backwards on the source, which the mirror,
+// never rewinding a target group, rightly does not follow (copy seed 2 of
+// the mirror15 runs reported 8 skips on p0 from that).
+func noteGroupCommit(committed map[int32]int64, offs kadm.Offsets, resp kadm.OffsetResponses, err error) {
+	offs.Each(func(o kadm.Offset) {
+		var refused *kerr.Error
+		if r, ok := resp.Lookup(o.Topic, o.Partition); err == nil && ok && errors.As(r.Err, &refused) {
+			return // the coordinator's error code: not stored
+		}
+		committed[o.Partition] = max(committed[o.Partition], o.At)
+	})
 }
 
 // faultMirrorGroup is the source consumer group whose mirrored offsets the

@@ -68,12 +68,16 @@ type inProcessMirror struct {
 	once   sync.Once
 }
 
-func startMirror(t *testing.T, cfg mirror.Config) *inProcessMirror {
+func startMirror(t *testing.T, cfg mirror.Config, modify ...func(*mirror.RunOptions)) *inProcessMirror {
 	t.Helper()
 	logw := &testLogWriter{t: t}
 	t.Cleanup(logw.stop)
 	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m, err := mirror.New(cfg, mirror.RunOptions{Logger: logger, RetryBackoff: 200 * time.Millisecond})
+	opts := mirror.RunOptions{Logger: logger, RetryBackoff: 200 * time.Millisecond}
+	for _, f := range modify {
+		f(&opts)
+	}
+	m, err := mirror.New(cfg, opts)
 	if err != nil {
 		t.Fatalf("mirror.New: %v", err)
 	}
