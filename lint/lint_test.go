@@ -12,7 +12,7 @@
 // table from this comment, so the table here is the one that is enforced.
 //
 //	layer 0: sdk/...
-//	layer 1: core/record core/protocol core/config core/telemetry core/log/vfs core/share
+//	layer 1: internal/testport core/record core/protocol core/config core/telemetry core/log/vfs core/share
 //	layer 2: core/log core/log/vfs/errorfs core/controller core/auth
 //	layer 3: core/partition core/extension
 //	layer 4: core/replication core/group core/txn

@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/gregorbroker/gregor/core/config"
+	"github.com/gregorbroker/gregor/internal/testport"
 )
 
 // testPKI is a CA and leaf certificates for 127.0.0.1, valid for servers
@@ -107,12 +108,9 @@ func (p *testPKI) clientTLS(cn string) *tls.Config {
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	// A port from :0 is in the ephemeral range: another node's :0 listener
+	// or any outgoing connection may take it before the node binds it.
+	return testport.Addr(t)
 }
 
 // poll calls cond until it holds, failing the test at the deadline.
