@@ -132,7 +132,7 @@ func TestStoppedInstanceIsReplacedWithoutLeaks(t *testing.T) {
 	part := constPartitionFn(1)
 	part.body = append(body, part.body...)
 	wasm := wmodule{pages: 2, functions: []wfunc{versionFn(1), allocFn(1024), part}}.bytes()
-	p, err := LoadPartitioner(ctx, writeModule(t, wasm), Options{CallTimeout: 20 * time.Millisecond})
+	p, err := LoadPartitioner(ctx, writeModule(t, wasm), Options{CallTimeout: 250 * time.Millisecond}) // loading runs under it too
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestInstrumentedModulesStopWithinTheLimit(t *testing.T) {
 		}
 		c.close(ctx)
 	}
-	p, err := LoadPartitioner(ctx, hookstest.BuildGo(t, "testdata/murmur"), Options{CallTimeout: 200 * time.Millisecond, Config: []byte(`{"mode":"loop"}`)})
+	p, err := LoadPartitioner(ctx, hookstest.BuildGo(t, "testdata/murmur"), Options{CallTimeout: 3 * time.Second, Config: []byte(`{"mode":"loop"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +46,8 @@ func TestInstrumentedModulesStopWithinTheLimit(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("the loop stopped after %v, limit 200ms", took)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the loop stopped after %v, limit 3s", took)
 	}
 	// The broker's deadline reaches the guest too.
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
@@ -57,7 +57,7 @@ func TestInstrumentedModulesStopWithinTheLimit(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
-	if took := time.Since(start); took > time.Second {
+	if took := time.Since(start); took > 1500*time.Millisecond { // the call's own limit is 3s
 		t.Errorf("the loop stopped after %v, deadline 50ms", took)
 	}
 	// A canceled context stops the call too.
