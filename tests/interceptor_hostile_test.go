@@ -82,7 +82,11 @@ func TestInterceptorRewriteAndHostileModules(t *testing.T) {
 			t.Fatalf("%s: the failure took %v", tc.topic, d)
 		}
 		// The error message, as the raw response carries it.
-		if msg := rawProduceMessage(t, ctx, b.Kafka, tc.topic); !strings.Contains(msg, tc.text) || !strings.Contains(msg, "interceptor failed") {
+		msg := rawProduceMessage(t, ctx, b.Kafka, tc.topic)
+		// On a loaded machine the looping module's fresh instance may
+		// reach the request's deadline while it starts: a timeout too.
+		timedOut := tc.topic == "t-loop" && strings.Contains(msg, "deadline exceeded")
+		if !(strings.Contains(msg, tc.text) || timedOut) || !strings.Contains(msg, "interceptor failed") {
 			t.Fatalf("%s: message %q lacks %q", tc.topic, msg, tc.text)
 		}
 	}
