@@ -45,12 +45,17 @@ func ReadFrame(r io.Reader, max int32, buf []byte) ([]byte, error) {
 	}
 	// A large frame's buffer grows with the bytes that actually arrive, so
 	// a peer that announces a large size and sends little (or stalls) pins
-	// little memory (CVE-2022-34917).
+	// little memory (CVE-2022-34917): it doubles until the bytes received
+	// are a 1/frameTrust of the frame, then takes the frame's exact size, so
+	// that a frame arriving whole is allocated about once and copied little.
 	buf = make([]byte, 0, frameChunk)
 	for len(buf) < int(n) {
 		next := min(int(n), 2*len(buf))
 		if next < frameChunk {
 			next = min(int(n), frameChunk)
+		}
+		if len(buf) > 0 && int(n) <= frameTrust*len(buf) {
+			next = int(n)
 		}
 		if cap(buf) < next {
 			grown := make([]byte, len(buf), next)
@@ -67,6 +72,10 @@ func ReadFrame(r io.Reader, max int32, buf []byte) ([]byte, error) {
 
 // frameChunk is the first allocation for a large frame.
 const frameChunk = 64 << 10
+
+// frameTrust bounds a large frame's buffer to this many times the bytes
+// received of it (plus frameChunk) before it has all arrived.
+const frameTrust = 16
 
 func truncated(err error) error {
 	if errors.Is(err, io.EOF) {
