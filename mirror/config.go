@@ -162,6 +162,11 @@ type Options struct {
 	// connection's acks=all writes in order, so more connections let
 	// more partitions' writes wait for their fsyncs at once.
 	TargetConnectionsPerBroker int `toml:"target_connections_per_broker"`
+	// LingerMs (copy mode, Kafka's producer linger.ms) bounds how long
+	// records gather while their target producer waits for an answer to
+	// what it sent before. A producer with nothing outstanding sends at
+	// once: records never wait for the linger when the target keeps up.
+	LingerMs int64 `toml:"linger_ms"`
 	// ExactlyOnce (copy mode) writes records and their offset syncs in
 	// target transactions, so that read_committed consumers of the target
 	// never see a record twice, even after a crash. The target must
@@ -195,6 +200,7 @@ func Default() Config {
 			BufferMemory:         32 << 20,
 
 			TargetConnectionsPerBroker: 4,
+			LingerMs:                   5,
 		},
 	}
 }
@@ -306,6 +312,8 @@ func (c *Config) Validate() error {
 		return bad("mirror.buffer_memory", "%d is below %d", m.BufferMemory, 1<<20)
 	case m.TargetConnectionsPerBroker < 1 || m.TargetConnectionsPerBroker > 64:
 		return bad("mirror.target_connections_per_broker", "%d is not in [1, 64]", m.TargetConnectionsPerBroker)
+	case m.LingerMs < 0 || m.LingerMs > 60000:
+		return bad("mirror.linger_ms", "%d is not in [0, 60000]", m.LingerMs)
 	case m.ExactlyOnce && m.Mode != ModeCopy:
 		return bad("mirror.exactly_once", "is for copy mode (a link copies batches as they are)")
 	}

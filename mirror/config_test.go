@@ -53,6 +53,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad fetch size", minimal + "[mirror]\nmax_fetch_bytes = 10\n", "invalid mirror.max_fetch_bytes"},
 		{"small buffer memory", minimal + "[mirror]\nbuffer_memory = 1000\n", "invalid mirror.buffer_memory"},
 		{"no target connections", minimal + "[mirror]\ntarget_connections_per_broker = 0\n", "invalid mirror.target_connections_per_broker"},
+		{"negative linger", minimal + "[mirror]\nlinger_ms = -1\n", "invalid mirror.linger_ms"},
 		{"exactly once in link mode", minimal + "[mirror]\nmode = \"link\"\nexactly_once = true\n", "invalid mirror.exactly_once"},
 		{"syntax", minimal + "[mirror\n", "mirror: config"},
 	}

@@ -23,13 +23,13 @@ type copier struct {
 	cl *kgo.Client
 	// prods write the copied records (without exactly_once), target
 	// partition p through prods[p % len(prods)], each on its own
-	// connection: a broker answers one connection's requests in order,
+	// connection and with its send policy (pace.go): a broker answers one connection's requests in order,
 	// each acks=all produce after its partitions' fsyncs, so one
 	// connection would make every partition's write wait for the others'.
 	// They are not the session's dst: acknowledgements write offset syncs
 	// from the producers' callbacks, and a producer whose buffer is full
 	// blocks a Produce from its own callback forever.
-	prods []*kgo.Client
+	prods []*targetWriter
 	// txn is the transactional target producer of an exactly-once copy
 	// (nil otherwise); only the run goroutine uses it.
 	txn *kgo.Client
@@ -59,11 +59,10 @@ func newCopier(s *session) (*copier, error) {
 	for range writers {
 		prod, err := newClient(s.cfg.Target, "gregor-mirror-"+s.cfg.Source.Name,
 			kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			// A 5 ms linger: without it the target answered each
-			// record later (bench-mirror, the mirror's histogram: ack
-			// p50 32 ms against 16 ms with it, 4 runs against 2), as
-			// more, smaller requests each wait for their fsyncs.
-			kgo.ProducerLinger(5*time.Millisecond),
+			// The linger bounds how long records gather behind an
+			// outstanding write; a writer with none sends at once
+			// (pace.go).
+			kgo.ProducerLinger(time.Duration(s.cfg.Mirror.LingerMs)*time.Millisecond),
 			kgo.ProducerBatchMaxBytesFn(s.limits.batchMax),
 			kgo.MaxBufferedRecords(max(50000/writers, 1000)),
 		)
@@ -71,14 +70,14 @@ func newCopier(s *session) (*copier, error) {
 			c.close(context.Background())
 			return nil, err
 		}
-		c.prods = append(c.prods, prod)
+		c.prods = append(c.prods, newTargetWriter(prod))
 	}
 	return c, nil
 }
 
 // writer is the producer of a target partition: always the same one, so
 // that a partition's records keep their order.
-func (c *copier) writer(p int32) *kgo.Client { return c.prods[int(p)%len(c.prods)] }
+func (c *copier) writer(p int32) *targetWriter { return c.prods[int(p)%len(c.prods)] }
 
 // close stops consuming and, briefly, waits for the records in flight so
 // that their offset syncs can follow.
@@ -87,11 +86,11 @@ func (c *copier) close(ctx context.Context) {
 	if c.txn != nil {
 		c.txn.Close()
 	}
-	for _, prod := range c.prods {
-		_ = prod.Flush(ctx)
+	for _, w := range c.prods {
+		_ = w.cl.Flush(ctx)
 	}
-	for _, prod := range c.prods {
-		prod.Close()
+	for _, w := range c.prods {
+		w.close()
 	}
 }
 
@@ -148,6 +147,9 @@ func (c *copier) run(ctx context.Context) {
 				}
 			}
 		})
+		for _, w := range c.prods {
+			w.polled()
+		}
 	}
 }
 
@@ -172,7 +174,7 @@ func (c *copier) produce(ctx context.Context, st *partitionState, src *kgo.Recor
 	st.fetchNext = up + 1
 	st.inflight++
 	st.mu.Unlock()
-	c.writer(out.Partition).Produce(ctx, out, func(r *kgo.Record, err error) {
+	c.writer(out.Partition).produce(ctx, out, func(r *kgo.Record, err error) {
 		if err != nil {
 			st.mu.Lock()
 			st.inflight--

@@ -29,7 +29,7 @@ func newTxnProducer(cfg Config, limits *targetLimits) (*kgo.Client, error) {
 		kgo.TransactionalID(TransactionalID(cfg)),
 		kgo.TransactionTimeout(txnTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.ProducerLinger(time.Duration(cfg.Mirror.LingerMs)*time.Millisecond),
 		kgo.ProducerBatchMaxBytesFn(limits.batchMax),
 		kgo.MaxBufferedRecords(50000),
 	)

@@ -115,7 +115,7 @@ func (c *copier) produceSpread(ctx context.Context, st *partitionState, src *kgo
 	st.mu.Lock()
 	st.inflight++
 	st.mu.Unlock()
-	c.writer(out.Partition).Produce(ctx, out, func(_ *kgo.Record, err error) {
+	c.writer(out.Partition).produce(ctx, out, func(_ *kgo.Record, err error) {
 		if err != nil {
 			st.mu.Lock()
 			st.inflight--
