@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -117,19 +116,24 @@ func measureAgainst(bootstrap string, nodes int, o options) error {
 	return measureCommits(ctx, t, "", 1, o.scale, record)
 }
 
-// againstNodes counts the bootstrap list's brokers from metadata.
-func againstNodes(bootstrap string) (int, error) {
+// awaitBrokers polls metadata until it lists nodes brokers (a node registers a moment after it
+// listens).
+func awaitBrokers(bootstrap string, nodes int) error {
 	cl, err := client(bootstrap, kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("compare: --against %s: %w", bootstrap, err)
+	for {
+		md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+		if err == nil && len(md.Brokers) == nodes {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("compare: --against %s: not %d brokers within 60 s (%d, %v)", bootstrap, nodes, len(md.Brokers), err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the cluster's registration, not synchronisation
 	}
-	fmt.Fprintf(os.Stderr, "compare: --against %s: %d brokers\n", bootstrap, len(md.Brokers))
-	return len(md.Brokers), nil
 }
