@@ -7,7 +7,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -119,21 +118,29 @@ func measureAgainst(bootstrap string, nodes int, o options) error {
 // awaitBrokers polls metadata until it lists nodes brokers (a node registers a moment after it
 // listens).
 func awaitBrokers(bootstrap string, nodes int) error {
-	cl, err := client(bootstrap, kgo.MetadataMinAge(50*time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
-		if err == nil && len(md.Brokers) == nodes {
+		n, err := brokerCount(bootstrap)
+		if err == nil && n == nodes {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("compare: --against %s: not %d brokers within 60 s (%d, %v)", bootstrap, nodes, len(md.Brokers), err)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("compare: --against %s: not %d brokers within 60 s (%d, %v)", bootstrap, nodes, n, err)
 		}
 		time.Sleep(100 * time.Millisecond) // polling the cluster's registration, not synchronisation
 	}
+}
+
+// brokerCount asks with a fresh client each time: one client's later requests can keep going
+// to a seed that has not yet seen every registration.
+func brokerCount(bootstrap string) (int, error) {
+	cl, err := client(bootstrap)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	return len(md.Brokers), err
 }
