@@ -96,7 +96,8 @@ func measureCommits(ctx context.Context, t target, prefix string, rf int16, scal
 
 // measureAgainst measures a broker or cluster that is already running (--against), without
 // starting or stopping anything and without Apache Kafka: with 3 nodes the cluster section
-// and its offset commit rows, with 1 the single-node offset commit rows. Each row is printed
+// and its offset commit rows (the commit rows alone with --cluster=false), with 1 the
+// single-node offset commit rows. Each row is printed
 // as it is measured, tab-separated: metric, unit, value. For before/after runs of two Gregor
 // binaries on the same machine.
 func measureAgainst(bootstrap string, nodes int, o options) error {
@@ -107,8 +108,10 @@ func measureAgainst(bootstrap string, nodes int, o options) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	if nodes > 1 {
-		if err := measureCluster(t, o, record); err != nil {
-			return err
+		if o.cluster { // --cluster=false: the offset commit rows alone
+			if err := measureCluster(t, o, record); err != nil {
+				return err
+			}
 		}
 		return measureCommits(ctx, t, clusterPrefix, clusterRF, o.scale, record)
 	}
