@@ -97,9 +97,8 @@ func measureCommits(ctx context.Context, t target, prefix string, rf int16, scal
 // measureAgainst measures a broker or cluster that is already running (--against), without
 // starting or stopping anything and without Apache Kafka: with 3 nodes the cluster section
 // and its offset commit rows (the commit rows alone with --cluster=false), with 1 the
-// single-node offset commit rows. Each row is printed
-// as it is measured, tab-separated: metric, unit, value. For before/after runs of two Gregor
-// binaries on the same machine.
+// single-node offset commit rows. Each row is printed as it is measured, tab-separated:
+// metric, unit, value. For before/after runs of two Gregor binaries on the same machine.
 func measureAgainst(bootstrap string, nodes int, o options) error {
 	t := target{name: "gregor", bootstrap: bootstrap, cluster: nodes > 1}
 	record := func(_, metric, unit, _ string, v float64) {
