@@ -120,6 +120,14 @@ func measureCluster(t target, o options, record recordFn) error {
 	return nil
 }
 
+// measureClusterCommits is the cluster section's offset commit rows (the coordinator's write
+// waits for the ISR of an RF=3 __consumer_offsets partition).
+func measureClusterCommits(t target, o options, record recordFn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return measureCommits(ctx, t, clusterPrefix, clusterRF, o.scale, record)
+}
+
 func sizeName(size int) string {
 	if size%1024 == 0 {
 		return fmt.Sprintf("%d KB", size/1024)

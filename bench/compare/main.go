@@ -97,6 +97,8 @@ func main() {
 	flag.IntVar(&o.restart.dataMB, "startup-mb", 1024, "MB of 1 KB records spread over them before the clean restart (the issue's 10 GB: --startup-mb 10240)")
 	recoveryMB := flag.String("recovery-mb", "256,1024", "log sizes in MB of the kill -9 rows, comma-separated (\"\" leaves them out)")
 	out := flag.String("out", "bench/results", "directory for the JSON result")
+	against := flag.String("against", "", "measure an already running Gregor (bootstrap list) alone, start and stop nothing, print rows tab-separated: with --against-nodes 3 the 3-node section and its offset commit rows, with 1 the offset commit rows (before/after runs of two builds)")
+	againstN := flag.Int("against-nodes", 1, "the brokers of --against: 1, or 3 for the 3-node section")
 	flag.Parse()
 	var err error
 	if o.restart.recoveryMB, err = parseSizesMB(*recoveryMB); err != nil {
@@ -122,6 +124,17 @@ func main() {
 	if o.durability != "page_cache" && o.durability != "fsync" {
 		fmt.Fprintln(os.Stderr, "compare: --durability must be page_cache or fsync")
 		os.Exit(2)
+	}
+	if *against != "" {
+		err := awaitBrokers(*against, *againstN)
+		if err == nil {
+			err = measureAgainst(*against, *againstN, o)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(o, *out); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -225,6 +238,9 @@ func run(o options, outDir string) error {
 				record = func(t, m, u, b string, v float64) { rec(t, plainControllerMetric(m), u, b, v) }
 			}
 			err = measureCluster(t, o, record)
+			if err == nil {
+				err = measureClusterCommits(t, o, record)
+			}
 			if rss, rerr := sumPeakRSS(t.pidFiles); rerr == nil {
 				record(t.name, clusterPrefix+"peak RSS summed over the 3 brokers", "MiB", "lower", rss)
 			} else {

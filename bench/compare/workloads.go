@@ -453,6 +453,9 @@ func measure(t target, o options, record recordFn, notes map[string]string) erro
 	}{{"p50", 0.50}, {"p99", 0.99}, {"p99.9", 0.999}} {
 		record(t.name, "franz-go produce latency at 2000 x 1 KB/s, acks=all, "+q.name, "ms", "lower", percentile(lats, q.p))
 	}
+	if err := measureCommits(ctx, t, "", 1, o.scale, record); err != nil {
+		return err
+	}
 	if !o.quick { // two JVM starts of ShareConsumerPerformance: most of a quick run's budget
 		if err := measureShare(ctx, t, scaled(200_000), record, notes); err != nil {
 			return err

@@ -31,6 +31,10 @@ type producerEntry struct {
 	// lastTimestamp is the largest timestamp of the producer's batches and
 	// markers, or -1: producer.id.expiration.ms counts from it.
 	lastTimestamp int64
+	// fromZero: the epoch began here without a batch (a transaction
+	// version 2 marker bumped it), so its first batch must start at
+	// sequence 0, as Kafka's entry whose last sequence is NO_SEQUENCE.
+	fromZero bool
 }
 
 func (e *producerEntry) last() (batchMeta, bool) {
@@ -127,6 +131,10 @@ func (s *producerState) check(h record.Header, origin appendOrigin) (dup *batchM
 	}
 	last, ok := e.last()
 	if !ok {
+		if e.fromZero && h.BaseSequence != 0 {
+			return nil, fmt.Errorf("%w: producer %d epoch %d must start at sequence 0, got %d",
+				ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
 		return nil, nil
 	}
 	if !inSequence(last.lastSeq, h.BaseSequence) {
@@ -143,13 +151,15 @@ func (s *producerState) update(h record.Header) {
 	}
 	e, ok := s.producers[h.ProducerID]
 	if !ok {
-		e = &producerEntry{epoch: h.ProducerEpoch, coordinatorEpoch: -1, currentTxnFirstOffset: -1, lastTimestamp: -1}
+		e = &producerEntry{epoch: h.ProducerEpoch, coordinatorEpoch: -1, currentTxnFirstOffset: -1, lastTimestamp: -1,
+			fromZero: h.IsControl()}
 		s.producers[h.ProducerID] = e
 	}
 	e.lastTimestamp = max(e.lastTimestamp, h.MaxTimestamp)
 	if h.ProducerEpoch != e.epoch {
 		e.epoch = h.ProducerEpoch
 		e.batches = e.batches[:0]
+		e.fromZero = true
 	}
 	if h.IsControl() {
 		e.currentTxnFirstOffset = -1
@@ -163,6 +173,7 @@ func (s *producerState) update(h record.Header) {
 	if h.BaseSequence < 0 {
 		return
 	}
+	e.fromZero = false
 	if len(e.batches) == maxBatchesPerProducer {
 		copy(e.batches, e.batches[1:])
 		e.batches = e.batches[:maxBatchesPerProducer-1]
@@ -182,6 +193,10 @@ func (s *producerState) removeAbove(offset int64) {
 			if b.lastOffset < offset {
 				kept = append(kept, b)
 			}
+		}
+		if len(kept) < len(e.batches) {
+			// What came before the removed batches is not known here.
+			e.fromZero = false
 		}
 		e.batches = kept
 		if e.currentTxnFirstOffset >= offset {
@@ -261,6 +276,7 @@ func unmarshalProducerState(b []byte) (*producerState, error) {
 			coordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
 			currentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
 			lastTimestamp:         ts,
+			fromZero:              lastSeq < 0,
 		}
 		if entry.currentTxnFirstOffset >= 0 {
 			s.ongoing[id] = entry.currentTxnFirstOffset

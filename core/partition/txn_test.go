@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gregorbroker/gregor/core/log"
+	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -186,5 +187,56 @@ func TestOpenTxnIsPerEpoch(t *testing.T) {
 	mustMarker(t, p, TxnMarker{ProducerID: 30, ProducerEpoch: 2, Commit: true, CoordinatorEpoch: 1})
 	if p.OpenTxn(30, 1) || p.OpenTxn(30, 2) {
 		t.Fatal("transaction open after its marker")
+	}
+}
+
+// TestEpochBumpedByMarkerStartsAtSequenceZero: a transaction version 2
+// marker bumps the producer's epoch, so the producer's next batch here must
+// start at sequence 0, as after any other epoch bump (Kafka's lastSeq of an
+// entry without batches is NO_SEQUENCE). A later batch of the new epoch that
+// arrives first, because the first was refused (NOT_ENOUGH_REPLICAS) while
+// both were in flight, is out of order, not the start of the epoch; taken as
+// the start, it made the retried first batch out of order and failed the
+// producer (franz-go's TestTxnEtl on three nodes).
+func TestEpochBumpedByMarkerStartsAtSequenceZero(t *testing.T) {
+	for _, restart := range []string{"", "clean", "unclean"} {
+		t.Run("restart="+restart, func(t *testing.T) {
+			dir := t.TempDir()
+			p, d := openPartition(t, dir, testConfig())
+			mustAppend(t, p, batch(t, 3, producer(40, 0, 0), transactional()))
+			mustMarker(t, p, TxnMarker{ProducerID: 40, ProducerEpoch: 1, Commit: true, CoordinatorEpoch: 1})
+			switch restart {
+			case "clean":
+				if err := p.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
+				p, d = openPartition(t, dir, testConfig())
+			case "unclean":
+				if err := p.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				offs, err := listSnapshots(vfs.Default, filepath.Join(dir, "t-0"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range offs {
+					os.Remove(filepath.Join(dir, "t-0", snapshotName(f)))
+				}
+				p, d = openPartition(t, dir, testConfig())
+			}
+			defer d.Close()
+			leo := p.Log().LogEndOffset()
+			if _, err := p.Append(batch(t, 2, producer(40, 1, 3), transactional())); !errors.Is(err, ErrOutOfOrderSequence) {
+				t.Fatalf("epoch 1 starting at sequence 3 after the marker's bump: %v, want ErrOutOfOrderSequence", err)
+			}
+			if got := p.Log().LogEndOffset(); got != leo {
+				t.Fatalf("log end offset %d after a refused batch, want %d", got, leo)
+			}
+			mustAppend(t, p, batch(t, 3, producer(40, 1, 0), transactional()))
+			mustAppend(t, p, batch(t, 2, producer(40, 1, 3), transactional()))
+		})
 	}
 }
