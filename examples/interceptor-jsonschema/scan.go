@@ -395,7 +395,7 @@ func (sc *scanner) stringEnd(want bool) (end int, plain, ok bool) {
 		// not combine byte loads, and a loop iteration costs more than its
 		// arithmetic), and the first such byte of a word found from its
 		// mask's lowest bit, so that a string's bytes are never stepped
-		// through one by one (which cost ~1 µs per record for the five
+		// through one by one (which cost ~0.5 µs per record for the five
 		// short strings of the benchmark's document in a guest).
 	find:
 		for {
