@@ -45,7 +45,7 @@ security-tools: tools
 # JSON Schema example, the Java client against the go-plugin schema id one
 # (make test runs them too when kcat and the jars are there).
 interceptor-clients: tools
-	./scripts/interop-deps.sh kcat
+	./scripts/interop-deps.sh kcat kcat-rdkafka2
 	./scripts/kafka-ref.sh fetch
 	$(GO) test $(GOFLAGS_TEST) -run 'TestInterceptorJSONSchemaKcatAndJava|TestInterceptorSchemaIDPlugin' -v ./tests
 

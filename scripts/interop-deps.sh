@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the interop matrix's external clients, idempotently (a second run takes seconds):
-#   kcat (Debian), confluent-kafka-python (PyPI, venv in .cache/interop/venv),
+#   kcat (Debian; kcat-rdkafka2: the same on the wheel's newer librdkafka), confluent-kafka-python (PyPI, venv in .cache/interop/venv),
 #   kafkajs and its codecs (npm, .cache/interop/node), Java kafka-clients and the Java driver
 #   (Maven, .cache/interop/java). Go clients come from go.mod.
 #   scripts/interop-deps.sh [client...]     default: all of kcat python kafkajs java
@@ -20,6 +20,23 @@ dep_kcat() {
 	command -v kcat >/dev/null && return 0
 	echo "interop-deps: installing kcat" >&2
 	apt_install kcat
+}
+
+# kcat-rdkafka2: Debian's kcat run on the librdkafka (2.4 or newer, Produce
+# v8+) that confluent-kafka's wheel bundles: a link in $DEST/librdkafka
+# that a test puts on LD_LIBRARY_PATH. kcat 1.7 and later builds alike
+# load any librdkafka.so.1.
+dep_kcat_rdkafka2() {
+	dep_kcat
+	dep_python
+	local so
+	so=$(ls "$DEST"/venv/lib/python3*/site-packages/confluent_kafka.libs/librdkafka-*.so.1 2>/dev/null | head -n 1)
+	if [[ -z "$so" ]]; then
+		echo "interop-deps: confluent-kafka's wheel in $DEST/venv bundles no librdkafka" >&2
+		return 1
+	fi
+	mkdir -p "$DEST/librdkafka"
+	ln -sfn "$so" "$DEST/librdkafka/librdkafka.so.1"
 }
 
 dep_python() {
@@ -75,6 +92,7 @@ clients=("$@")
 for c in "${clients[@]}"; do
 	case "$c" in
 	kcat) dep_kcat ;;
+	kcat-rdkafka2) dep_kcat_rdkafka2 ;;
 	python) dep_python ;;
 	kafkajs) dep_kafkajs ;;
 	java) dep_java ;;

@@ -130,3 +130,33 @@ func BenchmarkValidate(b *testing.B) {
 		})
 	}
 }
+
+// TestFastPathEveryOffset places an escape, a control character, a
+// multi-byte character and the closing quote at every offset of the 16-
+// and 8-byte windows the string scan reads, and property names of every
+// length around the 8-byte word the name lookup compares, at the end of
+// the document too: the fast path and the tree agree on each.
+func TestFastPathEveryOffset(t *testing.T) {
+	s, err := ParseSchema([]byte(`{"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}, "abcdefgh": {"type": "integer"}, "abcdefg": {"type": "string"}, "": {"type": "boolean"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	for n := 0; n <= 40; n++ {
+		for _, mid := range []string{``, `\"`, `\\`, `\n`, `\u00e9`, "\x01", "é", "\xff"} {
+			docs = append(docs, `{"id":"`+strings.Repeat("x", n)+mid+strings.Repeat("y", n%9)+`"}`)
+		}
+	}
+	for n := 0; n <= 10; n++ {
+		name := "abcdefghij"[:n]
+		docs = append(docs, `{"id":"a","`+name+`":1}`, `{"id":"a","`+name+`":"s"}`, `{"`+name+`":true,"id":"a"}`, `{"id":"a","`+name+`"`)
+	}
+	for _, doc := range docs {
+		for _, d := range []string{doc, doc[:len(doc)-1]} {
+			fast, tree := s.valid([]byte(d)), s.explain([]byte(d))
+			if fast != (tree == nil) {
+				t.Errorf("doc %q: fast path %v, tree %v", d, fast, tree)
+			}
+		}
+	}
+}

@@ -141,3 +141,21 @@ func TestKeyPartitionMatchesKafka(t *testing.T) {
 		t.Fatal("edge cases")
 	}
 }
+
+// TestMurmur2MatchesSDK checks the guest's murmur2 (word loads, two
+// blocks per iteration, a tail without jumps) against sdk/partitioner's
+// for every length to 40 and tails cut from a longer buffer.
+func TestMurmur2MatchesSDK(t *testing.T) {
+	buf := make([]byte, 64)
+	for i := range buf {
+		buf[i] = byte(i*131 + 7)
+	}
+	for n := 0; n <= 40; n++ {
+		for _, off := range []int{0, 1, 3, 5} {
+			key := buf[off : off+n]
+			if got, want := murmur2(key), uint32(sdkpart.Murmur2(key)); got != want {
+				t.Fatalf("len %d at %d: murmur2 %#x, sdk %#x", n, off, got, want)
+			}
+		}
+	}
+}
