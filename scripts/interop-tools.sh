@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Apache Kafka's own tools (from the Maven jars, through scripts/kafka-ref.sh) against a
 # broker and records which work: kafka-topics, kafka-configs, kafka-consumer-groups,
-# kafka-get-offsets, kafka-metadata-quorum, kafka-client-metrics and kafka-dump-log on the broker's segment files.
+# kafka-get-offsets, kafka-metadata-quorum, kafka-client-metrics, kafka-streams-groups and kafka-dump-log on the
+# broker's segment files.
 #   scripts/interop-tools.sh BOOTSTRAP DATA_DIR [OUT.md]
 # Exits non-zero when a tool the broker should support fails.
 set -uo pipefail
@@ -51,6 +52,10 @@ check "kafka-metadata-quorum describe --replication" "Leader" "$REF" kafka-metad
 check "kafka-client-metrics --alter" "Altered client metrics config" "$REF" kafka-client-metrics --bootstrap-server "$BOOT" --alter --name "$TOPIC" --metrics org.apache.kafka.producer. --interval 60000
 check "kafka-client-metrics --describe" "interval.ms=60000" "$REF" kafka-client-metrics --bootstrap-server "$BOOT" --describe --name "$TOPIC"
 check "kafka-configs --entity-type client-metrics --describe" "metrics=org.apache.kafka.producer." "$REF" kafka-configs --bootstrap-server "$BOOT" --entity-type client-metrics --describe
+check "kafka-configs --alter (group)" "Completed updating config for group" "$REF" kafka-configs --bootstrap-server "$BOOT" --alter --entity-type groups --entity-name "$TOPIC-g" --add-config consumer.session.timeout.ms=50000,consumer.heartbeat.interval.ms=6000
+check "kafka-configs --describe (group)" "consumer.session.timeout.ms=50000" "$REF" kafka-configs --bootstrap-server "$BOOT" --describe --entity-type groups --entity-name "$TOPIC-g"
+check "kafka-configs --entity-type groups --describe" "Dynamic configs for group $TOPIC-g" "$REF" kafka-configs --bootstrap-server "$BOOT" --entity-type groups --describe
+check "kafka-streams-groups --list" "" "$REF" kafka-streams-groups --bootstrap-server "$BOOT" --list
 check "kafka-client-metrics --delete" "Deleted client metrics config" "$REF" kafka-client-metrics --bootstrap-server "$BOOT" --delete --name "$TOPIC"
 # The producer's sticky partitioner may leave some partitions empty: take the largest segment.
 seg="$(ls -S "$DATA/$TOPIC"-*/*.log 2>/dev/null | head -1)"

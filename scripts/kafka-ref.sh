@@ -15,7 +15,7 @@
 #   scripts/kafka-ref.sh pid [--nodes 1|3]     print node 1's process id
 #   scripts/kafka-ref.sh bootstrap [--nodes N] print the PLAINTEXT bootstrap list
 #   scripts/kafka-ref.sh TOOL [args...]        run one of Kafka's tools from the same jars:
-#       kafka-topics kafka-consumer-groups kafka-share-groups kafka-console-share-consumer
+#       kafka-topics kafka-consumer-groups kafka-share-groups kafka-streams-groups kafka-console-share-consumer
 #       kafka-console-producer kafka-configs kafka-acls kafka-dump-log kafka-storage
 #       kafka-get-offsets kafka-metadata-quorum kafka-client-metrics producer-perf consumer-perf e2e-latency
 #     e.g. scripts/kafka-ref.sh kafka-topics --bootstrap-server 127.0.0.1:28092 --list
@@ -332,6 +332,7 @@ bootstrap) bootstrap "$@" ;;
 kafka-topics) run_class org.apache.kafka.tools.TopicCommand "$@" ;;
 kafka-consumer-groups) run_class org.apache.kafka.tools.consumer.group.ConsumerGroupCommand "$@" ;;
 kafka-share-groups) run_class org.apache.kafka.tools.consumer.group.ShareGroupCommand "$@" ;;
+kafka-streams-groups) run_class org.apache.kafka.tools.streams.StreamsGroupCommand "$@" ;;
 kafka-console-share-consumer) run_class org.apache.kafka.tools.consumer.ConsoleShareConsumer "$@" ;;
 kafka-console-producer) run_class org.apache.kafka.tools.ConsoleProducer "$@" ;;
 kafka-configs) run_class "$(first_class org.apache.kafka.tools.ConfigCommand kafka.admin.ConfigCommand)" "$@" ;;

@@ -32,6 +32,15 @@ type broker struct {
 
 func (b *broker) fact(k string, v any) { b.facts[k] = fmt.Sprint(v) }
 
+// advertised is the version range b advertises for key, as "v0-2" or "not advertised".
+func (b *broker) advertised(key int16) string {
+	v, ok := b.versions[key]
+	if !ok {
+		return "not advertised"
+	}
+	return fmt.Sprintf("v%d-%d", v[0], v[1])
+}
+
 // send issues req at version v on a fresh connection when the previous one broke.
 func (b *broker) send(req kmsg.Request, v int16) (kmsg.Response, error) {
 	if b.conn == nil {
@@ -75,8 +84,8 @@ func (p *pair) version(key, pref int16) (int16, bool) {
 func (p *pair) each(key, pref int16, f func(b *broker, v int16)) {
 	v, ok := p.version(key, pref)
 	if !ok {
-		p.notes = append(p.notes, fmt.Sprintf("%s: no common version (Gregor %v, Kafka %v); not compared",
-			kmsg.NameForKey(key), p.g.versions[key], p.k.versions[key]))
+		p.notes = append(p.notes, fmt.Sprintf("%s: no common version (Gregor %s, Kafka %s); not compared",
+			kmsg.NameForKey(key), p.g.advertised(key), p.k.advertised(key)))
 		return
 	}
 	for _, b := range []*broker{p.g, p.k} {
@@ -144,6 +153,7 @@ func run(gaddr, kaddr string) ([]Difference, []string, error) {
 	probeDescribeConfigs(p, prefix)
 	probeAdmin(p, prefix)
 	probeQuorumAndTelemetry(p)
+	probeGroupsAndELR(p, prefix)
 	var diffs []Difference
 	keys := map[string]bool{}
 	for k := range p.g.facts {
