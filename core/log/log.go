@@ -366,16 +366,19 @@ func (l *Log) flush(withActive bool) error {
 	}
 	pending := append([]*segment(nil), l.unflushed...)
 	active, dirDirty, rolls := l.active(), l.dirDirty, l.rolls
-	files := pending
+	files := make([]segFlush, 0, len(pending)+1)
+	for _, s := range pending {
+		files = append(files, s.toFlush())
+	}
 	if target = active.base; withActive {
-		target, files = active.next, append(files, active)
+		target, files = active.next, append(files, active.toFlush())
 	}
 	l.mu.RUnlock()
 
 	// Segment files cannot be closed meanwhile: that needs flushMu.
 	var err error
-	for _, s := range files {
-		if err = s.flush(); err != nil {
+	for _, f := range files {
+		if err = f.flush(); err != nil {
 			break
 		}
 	}
@@ -421,11 +424,10 @@ func (l *Log) Close() error {
 	}
 	err := l.writable()
 	if err == nil {
-		if s := l.active(); s.timeW != nil {
-			err = s.addTimeEntry(s.maxTS, s.maxTSOffset)
-		}
+		s := l.active()
+		err = s.addTimeEntry(s.maxTS, s.maxTSOffset)
 		for _, s := range append(l.unflushed, l.active()) {
-			if ferr := s.flush(); err == nil {
+			if ferr := s.toFlush().flush(); err == nil {
 				err = ferr
 			}
 		}

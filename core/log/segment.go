@@ -43,9 +43,17 @@ type segment struct {
 	created         time.Time
 	bytesSinceIndex int64
 
-	// offW and timeW write the index files while the segment is active and
-	// until the files are fsynced after a roll; nil afterwards.
+	// offW and timeW write the index files. They are opened on the first
+	// index write, not when the segment is, and closed once the files are
+	// fsynced after a roll, or while the active segment gets no index entry
+	// for a whole flush scheduler interval (closeIdleWriters): an idle
+	// partition holds its .log file open and nothing else. Opened and closed
+	// under the Log's mu for writing; closed only under its flushMu too.
 	offW, timeW vfs.File
+	// idxWrites counts writes to the index files; idxSynced is its value
+	// before the last fsync of both, so a flush skips unchanged files;
+	// idxSeen is its value at the last closeIdleWriters.
+	idxWrites, idxSynced, idxSeen atomic.Uint64
 
 	// idx is the in-memory view of both indexes: a heap copy while the
 	// segment is active, a read-only mapping loaded on first use after that.
@@ -85,23 +93,27 @@ func (s *segment) String() string { return s.path(logSuffix) }
 // createSegment makes an empty segment, replacing stale files of that name.
 func createSegment(fsys vfs.FS, dir string, base int64, now time.Time, logger *slog.Logger) (*segment, error) {
 	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
-	files := make([]vfs.File, 0, 3)
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	// The index files are created empty, so that a load finds them, and
+	// closed: they are opened again on their first entry.
+	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
 		p := s.path(suffix)
 		if _, err := fsys.Lstat(p); err == nil {
 			logger.Warn("log: newly rolled segment file already exists; replacing it", "file", p)
+			s.idxWrites.Store(1) // the truncation is owed an fsync
 		}
 		f, err := fsys.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			for _, f := range files {
-				_ = f.Close()
-			}
 			return nil, fmt.Errorf("log: create segment: %w", err)
 		}
-		files = append(files, f)
+		if suffix == logSuffix {
+			s.log = f
+		} else if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("log: create segment: %w", err)
+		}
 	}
+	// Created files are empty: no fsync of their contents is owed, the
+	// directory's is (dirDirty).
 	_ = fsys.Remove(s.path(txnIndexSuffix))
-	s.log, s.offW, s.timeW = files[0], files[1], files[2]
 	s.idx.Store(&segIndex{})
 	return s, nil
 }
@@ -296,8 +308,8 @@ func writeFileSync(fsys vfs.FS, path string, data []byte) error {
 	return nil
 }
 
-// activate prepares the segment for appends: a heap copy of its indexes and
-// open index writers.
+// activate prepares the segment for appends: a heap copy of its indexes. The
+// index writers open on the first entry.
 func (s *segment) activate(interval int32, logger *slog.Logger) error {
 	si, err := s.indexes(interval, logger)
 	if err != nil {
@@ -309,17 +321,20 @@ func (s *segment) activate(interval int32, logger *slog.Logger) error {
 		si = heap
 		s.idx.Store(si)
 	}
-	if s.offW == nil {
-		if s.offW, err = s.fs.OpenFile(s.path(indexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
-			return fmt.Errorf("log: %w", err)
-		}
-	}
-	if s.timeW == nil {
-		if s.timeW, err = s.fs.OpenFile(s.path(timeIndexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
-			return fmt.Errorf("log: %w", err)
-		}
-	}
 	return nil
+}
+
+// writer returns the open writer *w of the index file with suffix, opening
+// it first if need be. The caller holds the Log's mu for writing.
+func (s *segment) writer(w *vfs.File, suffix string) (vfs.File, error) {
+	if *w == nil {
+		f, err := s.fs.OpenFile(s.path(suffix), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("%w: open %s: %w", ErrStorage, s.path(suffix), err)
+		}
+		*w = f
+	}
+	return *w, nil
 }
 
 // indexFull reports whether either index holds maxBytes worth of entries.
@@ -361,9 +376,14 @@ func (s *segment) addOffsetEntry(offset, pos int64) error {
 	si := s.idx.Load()
 	start := len(si.off)
 	si.off = appendOffsetEntry(si.off, s.base, offset, pos)
-	if _, err := s.offW.WriteAt(si.off[start:], int64(start)); err != nil {
+	w, err := s.writer(&s.offW, indexSuffix)
+	if err != nil {
+		return err
+	}
+	if _, err := w.WriteAt(si.off[start:], int64(start)); err != nil {
 		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(indexSuffix), err)
 	}
+	s.idxWrites.Add(1) // after the write: see flush
 	return nil
 }
 
@@ -374,9 +394,14 @@ func (s *segment) addTimeEntry(ts, offset int64) error {
 	if si.tim = maybeAppendTime(si.tim, s.base, ts, offset); len(si.tim) == start {
 		return nil
 	}
-	if _, err := s.timeW.WriteAt(si.tim[start:], int64(start)); err != nil {
+	w, err := s.writer(&s.timeW, timeIndexSuffix)
+	if err != nil {
+		return err
+	}
+	if _, err := w.WriteAt(si.tim[start:], int64(start)); err != nil {
 		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(timeIndexSuffix), err)
 	}
+	s.idxWrites.Add(1)
 	return nil
 }
 
@@ -391,25 +416,40 @@ func (s *segment) becomeInactive() error {
 	return nil
 }
 
-// flush fsyncs the .log file and both index files, through their writers
-// while those are open and by path once they are closed.
-func (s *segment) flush() error {
+// segFlush is a segment to fsync with the index writers it had when the
+// caller held the Log's mu; writers opened later are fsynced by path.
+type segFlush struct {
+	s           *segment
+	offW, timeW vfs.File
+}
+
+func (s *segment) toFlush() segFlush { return segFlush{s, s.offW, s.timeW} }
+
+// flush fsyncs the .log file and, when written since their last fsync, both
+// index files, through the writers f holds and by path without them. Writers
+// are closed only under flushMu, which the caller holds.
+func (f segFlush) flush() error {
+	s := f.s
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s, err)
 	}
-	for _, x := range []struct {
-		w      vfs.File
-		suffix string
-	}{{s.offW, indexSuffix}, {s.timeW, timeIndexSuffix}} {
-		var err error
-		if x.w != nil {
-			err = x.w.Sync()
-		} else {
-			err = syncPath(s.fs, s.path(x.suffix))
+	if writes := s.idxWrites.Load(); writes != s.idxSynced.Load() {
+		for _, x := range []struct {
+			w      vfs.File
+			suffix string
+		}{{f.offW, indexSuffix}, {f.timeW, timeIndexSuffix}} {
+			var err error
+			if x.w != nil {
+				err = x.w.Sync()
+			} else {
+				err = syncPath(s.fs, s.path(x.suffix))
+			}
+			if err != nil {
+				return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.path(x.suffix), err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.path(x.suffix), err)
-		}
+		// Writes counted by writes reached the files before it was read.
+		s.idxSynced.Store(writes)
 	}
 	return s.flushTxnIndex()
 }
@@ -427,6 +467,9 @@ func syncPath(fsys vfs.FS, path string) error {
 	return err
 }
 
+// closeWriters closes the index writers; the caller holds the Log's flushMu
+// and mu for writing. Unsynced entries stay owed: the next flush fsyncs the
+// files by path.
 func (s *segment) closeWriters() {
 	if s.offW != nil {
 		_ = s.offW.Close()

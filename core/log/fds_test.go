@@ -1,0 +1,84 @@
+//go:build linux
+
+package log
+
+import (
+	"os"
+	"testing"
+)
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// checkPerPartition fails when the logs opened since base hold more than one
+// descriptor each.
+func checkPerPartition(t *testing.T, what string, base, partitions int) {
+	t.Helper()
+	if got := openFDs(t) - base; got > partitions {
+		t.Fatalf("%s: %d partitions hold %d descriptors, want at most one each", what, partitions, got)
+	}
+}
+
+// An idle partition holds its active segment's .log open and nothing else,
+// after a restart and after its appends stop (Kafka: one, its indexes
+// memory-mapped or not loaded), so that 10,000 partitions fit an open-file
+// limit of 20,000.
+func TestIdlePartitionsHoldOneDescriptor(t *testing.T) {
+	const partitions = 40
+	cfg := DefaultConfig()
+	cfg.IndexIntervalBytes = 100 // every batch gets index entries
+	e := newEnv(t, cfg)
+	base := openFDs(t)
+	logs := make([]*Log, partitions)
+	for p := range logs {
+		logs[p] = e.log("t", int32(p))
+		fill(t, logs[p], 5, 3)
+	}
+	for _, l := range logs {
+		for range 2 { // one scheduler pass notes the index writes, the next finds them idle
+			if err := l.FlushRolled(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	checkPerPartition(t, "after appends stopped", base, partitions)
+	for _, l := range logs { // appends after an idle close index as before
+		fill(t, l, 5, 3)
+	}
+	checkPerPartition(t, "open logs", base, 3*partitions)
+
+	if err := e.dir.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.dir = nil
+	base = openFDs(t)
+	e.open()
+	checkPerPartition(t, "after a clean restart", base, partitions)
+	for p := range partitions {
+		l, ok := e.dir.Log("t", int32(p))
+		if !ok {
+			t.Fatalf("partition %d missing after restart", p)
+		}
+		if hs := readAll(t, l, 0); len(hs) != 10 || l.LogEndOffset() != 30 {
+			t.Fatalf("partition %d: %d batches, end %d after restart", p, len(hs), l.LogEndOffset())
+		}
+	}
+	checkPerPartition(t, "after reads", base, partitions)
+	e.crash()
+	for p := range partitions {
+		l, _ := e.dir.Log("t", int32(p))
+		if hs := readAll(t, l, 0); len(hs) != 10 {
+			t.Fatalf("partition %d: %d batches after a crash", p, len(hs))
+		}
+		if off, _, _, found, err := l.OffsetForTimestamp(1011); err != nil || !found || off != 4 {
+			t.Fatalf("partition %d: offset for timestamp 1011: %d, %v, %v", p, off, found, err)
+		}
+	}
+}
