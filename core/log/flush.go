@@ -74,35 +74,12 @@ func (l *Log) FlushIfDue(now time.Time) (bool, error) {
 // verifies every batch written since; with it, only the active segment and
 // what rolled after the last call. The broker's flush scheduler calls it; it
 // costs a log without rolled segments one read lock.
-//
-// It also closes the active segment's index writers when no index entry was
-// written since the previous call, so that a partition whose appends stopped
-// holds one descriptor (its .log file) until the next entry reopens them.
 func (l *Log) FlushRolled() error {
 	l.mu.RLock()
 	owed := len(l.unflushed) > 0 || l.dirDirty
-	a := l.active()
-	writes := a.idxWrites.Load()
-	idle := (a.offW != nil || a.timeW != nil) && a.idxSeen.Swap(writes) == writes
 	l.mu.RUnlock()
-	if idle {
-		l.closeIdleWriters(a, writes)
-	}
 	if !owed {
 		return nil
 	}
 	return l.flush(false)
-}
-
-// closeIdleWriters closes the index writers of the active segment a unless
-// it has changed or got index writes since writes was read. Unsynced entries
-// are fsynced by path at the next flush.
-func (l *Log) closeIdleWriters(a *segment, writes uint64) {
-	l.flushMu.Lock()
-	defer l.flushMu.Unlock()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.closed && l.active() == a && a.idxWrites.Load() == writes {
-		a.closeWriters()
-	}
 }

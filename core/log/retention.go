@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gregorbroker/gregor/core/log/vfs"
 	"github.com/gregorbroker/gregor/core/record"
 )
 
@@ -100,19 +99,8 @@ func (l *Log) truncateSegment(s *segment, to int64) error {
 		m--
 	}
 	si.tim = si.tim[:m*timeEntrySize]
-	for _, x := range []struct {
-		w      *vfs.File
-		suffix string
-		size   int
-	}{{&s.offW, indexSuffix, len(si.off)}, {&s.timeW, timeIndexSuffix, len(si.tim)}} {
-		w, err := s.writer(x.w, x.suffix)
-		if err != nil {
-			return err
-		}
-		if err := w.Truncate(int64(x.size)); err != nil {
-			return fmt.Errorf("log: truncate %s: %w", s.path(x.suffix), err)
-		}
-		s.idxWrites.Add(1)
+	if err := s.truncateIndexFiles(si); err != nil {
+		return err
 	}
 
 	// Recompute what the segment knows of its remaining batches: the time

@@ -43,17 +43,17 @@ type segment struct {
 	created         time.Time
 	bytesSinceIndex int64
 
-	// offW and timeW write the index files. They are opened on the first
-	// index write, not when the segment is, and closed once the files are
-	// fsynced after a roll, or while the active segment gets no index entry
-	// for a whole flush scheduler interval (closeIdleWriters): an idle
-	// partition holds its .log file open and nothing else. Opened and closed
-	// under the Log's mu for writing; closed only under its flushMu too.
-	offW, timeW vfs.File
-	// idxWrites counts writes to the index files; idxSynced is its value
-	// before the last fsync of both, so a flush skips unchanged files;
-	// idxSeen is its value at the last closeIdleWriters.
-	idxWrites, idxSynced, idxSeen atomic.Uint64
+	// The active segment's index entries are appended to idx's heap copy
+	// alone; its files get them at a flush, a roll or a close, each time
+	// through a descriptor opened for the purpose (index_write.go), so that
+	// a segment holds no index file open and an append makes no index
+	// syscall. offWritten and timWritten are the bytes of the heap indexes
+	// already in the files; idxWrites counts writes to the files and
+	// idxSynced is its value before their last fsync. Guarded by mu;
+	// lowered (truncation) only under flushMu too.
+	appendable             bool // the segment is active: idx is its heap copy
+	offWritten, timWritten int
+	idxWrites, idxSynced   uint64
 
 	// idx is the in-memory view of both indexes: a heap copy while the
 	// segment is active, a read-only mapping loaded on first use after that.
@@ -92,14 +92,14 @@ func (s *segment) String() string { return s.path(logSuffix) }
 
 // createSegment makes an empty segment, replacing stale files of that name.
 func createSegment(fsys vfs.FS, dir string, base int64, now time.Time, logger *slog.Logger) (*segment, error) {
-	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
+	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now, appendable: true}
 	// The index files are created empty, so that a load finds them, and
-	// closed: they are opened again on their first entry.
+	// closed again.
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
 		p := s.path(suffix)
 		if _, err := fsys.Lstat(p); err == nil {
 			logger.Warn("log: newly rolled segment file already exists; replacing it", "file", p)
-			s.idxWrites.Store(1) // the truncation is owed an fsync
+			s.idxWrites = 1 // the truncation is owed an fsync
 		}
 		f, err := fsys.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
@@ -111,8 +111,6 @@ func createSegment(fsys vfs.FS, dir string, base int64, now time.Time, logger *s
 			return nil, fmt.Errorf("log: create segment: %w", err)
 		}
 	}
-	// Created files are empty: no fsync of their contents is owed, the
-	// directory's is (dirDirty).
 	_ = fsys.Remove(s.path(txnIndexSuffix))
 	s.idx.Store(&segIndex{})
 	return s, nil
@@ -308,9 +306,12 @@ func writeFileSync(fsys vfs.FS, path string, data []byte) error {
 	return nil
 }
 
-// activate prepares the segment for appends: a heap copy of its indexes. The
-// index writers open on the first entry.
+// activate prepares the segment for appends: a heap copy of its indexes,
+// which its files hold whole.
 func (s *segment) activate(interval int32, logger *slog.Logger) error {
+	if s.appendable {
+		return nil
+	}
 	si, err := s.indexes(interval, logger)
 	if err != nil {
 		return err
@@ -321,20 +322,8 @@ func (s *segment) activate(interval int32, logger *slog.Logger) error {
 		si = heap
 		s.idx.Store(si)
 	}
+	s.appendable, s.offWritten, s.timWritten = true, len(si.off), len(si.tim)
 	return nil
-}
-
-// writer returns the open writer *w of the index file with suffix, opening
-// it first if need be. The caller holds the Log's mu for writing.
-func (s *segment) writer(w *vfs.File, suffix string) (vfs.File, error) {
-	if *w == nil {
-		f, err := s.fs.OpenFile(s.path(suffix), os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("%w: open %s: %w", ErrStorage, s.path(suffix), err)
-		}
-		*w = f
-	}
-	return *w, nil
 }
 
 // indexFull reports whether either index holds maxBytes worth of entries.
@@ -360,98 +349,41 @@ func (s *segment) append(batch []byte, h record.Header, interval int32) error {
 		s.maxTS, s.maxTSOffset = h.MaxTimestamp, h.LastOffset()
 	}
 	if s.bytesSinceIndex > int64(interval) {
-		if err := s.addOffsetEntry(h.LastOffset(), pos); err != nil {
-			return err
-		}
-		if err := s.addTimeEntry(s.maxTS, s.maxTSOffset); err != nil {
-			return err
-		}
+		s.addOffsetEntry(h.LastOffset(), pos)
+		s.addTimeEntry(s.maxTS, s.maxTSOffset)
 		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += int64(len(batch))
 	return nil
 }
 
-func (s *segment) addOffsetEntry(offset, pos int64) error {
+// addOffsetEntry appends an offset index entry to the heap index; the file
+// gets it later (index_write.go).
+func (s *segment) addOffsetEntry(offset, pos int64) {
 	si := s.idx.Load()
-	start := len(si.off)
 	si.off = appendOffsetEntry(si.off, s.base, offset, pos)
-	w, err := s.writer(&s.offW, indexSuffix)
-	if err != nil {
-		return err
-	}
-	if _, err := w.WriteAt(si.off[start:], int64(start)); err != nil {
-		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(indexSuffix), err)
-	}
-	s.idxWrites.Add(1) // after the write: see flush
-	return nil
 }
 
 // addTimeEntry appends a time index entry if ts is newer than the last one.
-func (s *segment) addTimeEntry(ts, offset int64) error {
+func (s *segment) addTimeEntry(ts, offset int64) {
 	si := s.idx.Load()
-	start := len(si.tim)
-	if si.tim = maybeAppendTime(si.tim, s.base, ts, offset); len(si.tim) == start {
-		return nil
-	}
-	w, err := s.writer(&s.timeW, timeIndexSuffix)
-	if err != nil {
-		return err
-	}
-	if _, err := w.WriteAt(si.tim[start:], int64(start)); err != nil {
-		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(timeIndexSuffix), err)
-	}
-	s.idxWrites.Add(1)
-	return nil
+	si.tim = maybeAppendTime(si.tim, s.base, ts, offset)
 }
 
 // becomeInactive finishes the segment when a newer one takes over: the time
-// index gets the largest timestamp, as Kafka writes at a roll, and the heap
-// index is dropped in favour of a mapping loaded on demand.
+// index gets the largest timestamp, as Kafka writes at a roll, the index
+// files the entries they lack, and the heap index is dropped in favour of a
+// mapping loaded on demand. The files' fsync is left to the next flush.
 func (s *segment) becomeInactive() error {
-	if err := s.addTimeEntry(s.maxTS, s.maxTSOffset); err != nil {
+	s.addTimeEntry(s.maxTS, s.maxTSOffset)
+	t := s.indexTails()
+	if err := s.writeTails(t, false); err != nil {
 		return err
 	}
+	s.wroteTails(t)
+	s.appendable = false
 	s.idx.Store(nil)
 	return nil
-}
-
-// segFlush is a segment to fsync with the index writers it had when the
-// caller held the Log's mu; writers opened later are fsynced by path.
-type segFlush struct {
-	s           *segment
-	offW, timeW vfs.File
-}
-
-func (s *segment) toFlush() segFlush { return segFlush{s, s.offW, s.timeW} }
-
-// flush fsyncs the .log file and, when written since their last fsync, both
-// index files, through the writers f holds and by path without them. Writers
-// are closed only under flushMu, which the caller holds.
-func (f segFlush) flush() error {
-	s := f.s
-	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s, err)
-	}
-	if writes := s.idxWrites.Load(); writes != s.idxSynced.Load() {
-		for _, x := range []struct {
-			w      vfs.File
-			suffix string
-		}{{f.offW, indexSuffix}, {f.timeW, timeIndexSuffix}} {
-			var err error
-			if x.w != nil {
-				err = x.w.Sync()
-			} else {
-				err = syncPath(s.fs, s.path(x.suffix))
-			}
-			if err != nil {
-				return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.path(x.suffix), err)
-			}
-		}
-		// Writes counted by writes reached the files before it was read.
-		s.idxSynced.Store(writes)
-	}
-	return s.flushTxnIndex()
 }
 
 // syncPath fsyncs a file by name.
@@ -467,23 +399,8 @@ func syncPath(fsys vfs.FS, path string) error {
 	return err
 }
 
-// closeWriters closes the index writers; the caller holds the Log's flushMu
-// and mu for writing. Unsynced entries stay owed: the next flush fsyncs the
-// files by path.
-func (s *segment) closeWriters() {
-	if s.offW != nil {
-		_ = s.offW.Close()
-		s.offW = nil
-	}
-	if s.timeW != nil {
-		_ = s.timeW.Close()
-		s.timeW = nil
-	}
-}
-
 // close releases every handle and mapping of the segment.
 func (s *segment) close() error {
-	s.closeWriters()
 	if si := s.idx.Swap(nil); si != nil {
 		si.release()
 	}
