@@ -3,6 +3,7 @@
 package log
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -76,5 +77,55 @@ func TestIdlePartitionsHoldOneDescriptor(t *testing.T) {
 		if off, _, _, found, err := l.OffsetForTimestamp(1011); err != nil || !found || off != 4 {
 			t.Fatalf("partition %d: offset for timestamp 1011: %d, %v, %v", p, off, found, err)
 		}
+	}
+}
+
+// After a restart a log with many segments holds its active segment's .log
+// open; older ones open when read.
+func TestRestartOpensOlderSegmentsOnRead(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.SegmentBytes = 400
+	e := newEnv(t, cfg)
+	l := e.log("t", 0)
+	fill(t, l, 40, 3)
+	segments := len(l.Segments())
+	if segments < 10 {
+		t.Fatalf("%d segments after 40 batches", segments)
+	}
+	for _, crash := range []bool{false, true} {
+		if crash {
+			e.dir.closeLogs()
+		} else if err := e.dir.Close(); err != nil {
+			t.Fatal(err)
+		}
+		e.dir = nil
+		base := openFDs(t)
+		e.open()
+		checkPerPartition(t, fmt.Sprintf("%d segments after a restart (crash %v)", segments, crash), base, 1)
+		l, _ = e.dir.Log("t", 0)
+		if hs := readAll(t, l, 0); len(hs) != 40 {
+			t.Fatalf("crash %v: %d batches after the restart", crash, len(hs))
+		}
+		if got := openFDs(t) - base; got != segments {
+			t.Fatalf("crash %v: %d descriptors after reading %d segments", crash, got, segments)
+		}
+	}
+	// Deleting, truncating into and appending after closed segments work.
+	segs := l.Segments()
+	cut := segs[3].BaseOffset
+	if err := l.DeleteRecordsBefore(cut); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Segments()[0].BaseOffset; got != cut {
+		t.Fatalf("first segment %d after deleting records before %d", got, cut)
+	}
+	to := segs[5].BaseOffset + 1
+	if err := l.Truncate(to); err != nil {
+		t.Fatal(err)
+	}
+	off := mustAppend(t, l, makeBatch(t, batchSpec{records: 3, ts: 5000}))
+	hs := readAll(t, l, cut)
+	if last := hs[len(hs)-1]; last.BaseOffset != off || off > to || hs[0].BaseOffset != cut {
+		t.Fatalf("batches %d..%d after deleting before %d, truncating to %d and appending at %d", hs[0].BaseOffset, last.BaseOffset, cut, to, off)
 	}
 }

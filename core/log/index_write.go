@@ -58,7 +58,11 @@ func (s *segment) toFlush() segFlush {
 // may append to, not mu: what it writes was copied under mu.
 func (f segFlush) flush() error {
 	s := f.s
-	if err := s.log.Sync(); err != nil {
+	lf, err := s.file()
+	if err != nil {
+		return err
+	}
+	if err := lf.Sync(); err != nil {
 		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s, err)
 	}
 	for _, x := range []struct {

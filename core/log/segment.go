@@ -33,7 +33,13 @@ type segment struct {
 	base int64
 	dir  string
 	fs   vfs.FS
-	log  vfs.File
+	// logf is the open .log file, nil while closed: a segment loaded at
+	// start-up other than the active one opens it on first use (file), so
+	// that a restart holds one descriptor per partition however many
+	// segments it has. Opened under openMu by callers holding mu either
+	// way, closed only under mu for writing.
+	logf   atomic.Pointer[segFile]
+	openMu sync.Mutex
 
 	size            int64 // bytes in the .log file
 	next            int64 // offset after the last batch; base when empty
@@ -106,7 +112,7 @@ func createSegment(fsys vfs.FS, dir string, base int64, now time.Time, logger *s
 			return nil, fmt.Errorf("log: create segment: %w", err)
 		}
 		if suffix == logSuffix {
-			s.log = f
+			s.logf.Store(&segFile{f})
 		} else if err := f.Close(); err != nil {
 			return nil, fmt.Errorf("log: create segment: %w", err)
 		}
@@ -128,8 +134,49 @@ func openSegment(fsys vfs.FS, dir string, base int64, now time.Time) (*segment, 
 		_ = f.Close()
 		return nil, fmt.Errorf("log: stat segment: %w", err)
 	}
-	s.log, s.size = f, st.Size()
+	s.logf.Store(&segFile{f})
+	s.size = st.Size()
 	return s, nil
+}
+
+// segFile holds a segment's open .log file.
+type segFile struct{ vfs.File }
+
+// file returns the open .log file, opening it first if it is closed. The
+// caller holds the Log's mu.
+func (s *segment) file() (vfs.File, error) {
+	if f := s.logf.Load(); f != nil {
+		return f.File, nil
+	}
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	if f := s.logf.Load(); f != nil {
+		return f.File, nil
+	}
+	f, err := s.fs.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open segment %s: %w", ErrStorage, s, err)
+	}
+	s.logf.Store(&segFile{f})
+	return f, nil
+}
+
+// ReadAt reads the .log file, opening it on first use.
+func (s *segment) ReadAt(p []byte, off int64) (int, error) {
+	f, err := s.file()
+	if err != nil {
+		return 0, err
+	}
+	return f.ReadAt(p, off)
+}
+
+// closeLog closes the .log file until its next use; the caller holds the
+// Log's mu for writing, or owns the segment alone.
+func (s *segment) closeLog() error {
+	if f := s.logf.Swap(nil); f != nil {
+		return f.Close()
+	}
+	return nil
 }
 
 // largestTimestamp is the newest timestamp in the segment, or the file's
@@ -138,7 +185,7 @@ func (s *segment) largestTimestamp() int64 {
 	if s.maxTS >= 0 {
 		return s.maxTS
 	}
-	if st, err := s.log.Stat(); err == nil {
+	if st, err := s.fs.Lstat(s.path(logSuffix)); err == nil {
 		return st.ModTime().UnixMilli()
 	}
 	return 0
@@ -244,7 +291,7 @@ type segScan struct {
 func (s *segment) scanAndIndex(interval int32, crc bool, onBatch func(record.Header)) (segScan, error) {
 	r := segScan{si: &segIndex{}, next: s.base, maxTS: -1, maxTSOffset: s.base, firstTS: -1}
 	var sinceLast int64
-	end, err := walkBatches(s.log, 0, s.size, walkOptions{base: s.base, minNext: s.base, crc: crc}, func(pos int64, h record.Header) error {
+	end, err := walkBatches(s, 0, s.size, walkOptions{base: s.base, minNext: s.base, crc: crc}, func(pos int64, h record.Header) error {
 		if pos == 0 {
 			r.firstTS = h.MaxTimestamp
 		}
@@ -336,8 +383,12 @@ func (s *segment) indexFull(maxBytes int32) bool {
 // at the end of the active segment and indexes it.
 func (s *segment) append(batch []byte, h record.Header, interval int32) error {
 	pos := s.size
-	if _, err := s.log.WriteAt(batch, pos); err != nil {
-		_ = s.log.Truncate(pos)
+	f, err := s.file()
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(batch, pos); err != nil {
+		_ = f.Truncate(pos)
 		return fmt.Errorf("%w: append to %s: %w", ErrStorage, s, err)
 	}
 	if pos == 0 {
@@ -404,12 +455,7 @@ func (s *segment) close() error {
 	if si := s.idx.Swap(nil); si != nil {
 		si.release()
 	}
-	if s.log == nil {
-		return nil
-	}
-	err := s.log.Close()
-	s.log = nil
-	return err
+	return s.closeLog()
 }
 
 // remove closes the segment and deletes its files.
@@ -433,7 +479,7 @@ func (s *segment) remove() error {
 func (s *segment) translate(si *segIndex, target, startPos int64) (pos int64, h record.Header, found bool, err error) {
 	_, p := lookupOffset(si.off, s.base, target)
 	p = max(p, startPos)
-	_, err = walkBatches(s.log, p, s.size, walkOptions{base: s.base, minNext: s.base}, func(bp int64, bh record.Header) error {
+	_, err = walkBatches(s, p, s.size, walkOptions{base: s.base, minNext: s.base}, func(bp int64, bh record.Header) error {
 		if bh.LastOffset() >= target {
 			pos, h, found = bp, bh, true
 			return errStop
@@ -458,7 +504,7 @@ func (s *segment) readAt(dst []byte, pos int64, n int) ([]byte, error) {
 		dst = make([]byte, n)
 	}
 	dst = dst[:n]
-	if _, err := s.log.ReadAt(dst, pos); err != nil {
+	if _, err := s.ReadAt(dst, pos); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: segment %s: %d bytes at %d run past the end", ErrCorrupt, s, n, pos)
 		}
