@@ -193,7 +193,7 @@ func run(o options, outDir string) error {
 	if nofile, err := raiseNoFile(); err == nil {
 		fmt.Fprintf(os.Stderr, "compare: open-file limit %d\n", nofile)
 		if fit := fitPartitions(o.restart.partitions, nofile); o.restartOn && fit < o.restart.partitions && !explicit("startup-partitions") {
-			fmt.Fprintf(os.Stderr, "compare: the open-file limit fits %d idle partitions at Gregor's three descriptors each, not %d; the start-up rows use %d (--startup-partitions %d insists)\n",
+			fmt.Fprintf(os.Stderr, "compare: the open-file limit fits %d idle partitions at a descriptor each, not %d; the start-up rows use %d (--startup-partitions %d insists)\n",
 				fit, o.restart.partitions, fit, o.restart.partitions)
 			o.restart.partitions = fit
 		}

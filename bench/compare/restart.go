@@ -54,10 +54,12 @@ type restartPlan struct {
 }
 
 // fitPartitions is the most idle partitions, want or fewer in steps of idleTopicPartitions,
-// whose descriptors fit an open-file limit of limit: Gregor holds three per partition, and the
-// brokers need a few thousand besides (connections, the metadata log, Kafka's jars).
+// whose descriptors fit an open-file limit of limit: each broker holds one per partition (its
+// active segment's .log; Gregor held three, with both index files, until it wrote them only at
+// flushes), and the brokers need a few thousand besides (connections, the metadata log, Kafka's
+// jars).
 func fitPartitions(want int, limit uint64) int {
-	const perPartition, besides = 3, 4000
+	const perPartition, besides = 1, 4000
 	fit := (int(min(limit, 1<<30)) - besides) / perPartition
 	if fit >= want {
 		return want

@@ -184,7 +184,11 @@ func (l *Log) planClean(o CleanOptions) (cleanPlan, bool, error) {
 		p.firstDirty = l.logStart
 	}
 	for i, s := range l.segs {
-		r := segRef{s: s, f: s.log, base: s.base, next: s.next, upper: math.MaxInt64, size: s.size, maxTS: s.largestTimestamp()}
+		f, err := s.file()
+		if err != nil {
+			return cleanPlan{}, false, err
+		}
+		r := segRef{s: s, f: f, base: s.base, next: s.next, upper: math.MaxInt64, size: s.size, maxTS: s.largestTimestamp()}
 		if i+1 < len(l.segs) {
 			r.upper = l.segs[i+1].base
 		}

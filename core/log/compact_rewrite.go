@@ -174,7 +174,8 @@ func (l *Log) cleanGroup(p cleanPlan, g []segRef, f *filter, res *CleanResult) (
 	if err := file.Sync(); err != nil {
 		return fmt.Errorf("log: %s: compact: fsync %s: %w", l, path, err)
 	}
-	tmp := &segment{base: base, dir: l.dir, log: file, size: size}
+	tmp := &segment{base: base, dir: l.dir, size: size}
+	tmp.logf.Store(&segFile{file})
 	sc, err := tmp.scanAndIndex(p.cfg.IndexIntervalBytes, false, nil)
 	if err == nil && sc.dataErr != nil {
 		err = fmt.Errorf("log: %s: compact: rewritten segment %d does not read back: %w", l, base, sc.dataErr)

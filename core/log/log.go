@@ -291,22 +291,8 @@ func (l *Log) roll() error {
 	l.unflushed = append(l.unflushed, old)
 	l.dirDirty = true
 	l.rolls++
-	// Rolled segments keep their index writers until a Sync fsyncs them. A
-	// caller that rarely syncs would pile up descriptors, so close the
-	// writers of older ones when no Sync is using them; Sync then fsyncs
-	// those index files by name.
-	if n := len(l.unflushed) - maxOpenUnflushed; n > 0 && l.flushMu.TryLock() {
-		for _, u := range l.unflushed[:n] {
-			u.closeWriters()
-		}
-		l.flushMu.Unlock()
-	}
 	return nil
 }
-
-// maxOpenUnflushed is how many rolled, not yet fsynced segments keep their
-// index files open.
-const maxOpenUnflushed = 4
 
 // writable reports why the log refuses writes, if it does.
 func (l *Log) writable() error {
@@ -364,18 +350,21 @@ func (l *Log) flush(withActive bool) error {
 	if withActive && l.dirtySince.Load() != 0 {
 		started = l.opts.Now().UnixNano()
 	}
-	pending := append([]*segment(nil), l.unflushed...)
+	pending := len(l.unflushed)
 	active, dirDirty, rolls := l.active(), l.dirDirty, l.rolls
-	files := pending
+	files := make([]segFlush, 0, pending+1)
+	for _, s := range l.unflushed {
+		files = append(files, s.toFlush())
+	}
 	if target = active.base; withActive {
-		target, files = active.next, append(files, active)
+		target, files = active.next, append(files, active.toFlush())
 	}
 	l.mu.RUnlock()
 
 	// Segment files cannot be closed meanwhile: that needs flushMu.
 	var err error
-	for _, s := range files {
-		if err = s.flush(); err != nil {
+	for _, f := range files {
+		if err = f.flush(); err != nil {
 			break
 		}
 	}
@@ -390,10 +379,10 @@ func (l *Log) flush(withActive bool) error {
 		// later fsync reports success.
 		return l.fail(err)
 	}
-	for _, s := range pending {
-		s.closeWriters()
+	for _, f := range files {
+		f.s.flushed(f)
 	}
-	l.unflushed = l.unflushed[len(pending):]
+	l.unflushed = l.unflushed[pending:]
 	if dirDirty && l.rolls == rolls {
 		l.dirDirty = false
 	}
@@ -421,11 +410,10 @@ func (l *Log) Close() error {
 	}
 	err := l.writable()
 	if err == nil {
-		if s := l.active(); s.timeW != nil {
-			err = s.addTimeEntry(s.maxTS, s.maxTSOffset)
-		}
+		s := l.active()
+		s.addTimeEntry(s.maxTS, s.maxTSOffset)
 		for _, s := range append(l.unflushed, l.active()) {
-			if ferr := s.flush(); err == nil {
+			if ferr := s.toFlush().flush(); err == nil {
 				err = ferr
 			}
 		}

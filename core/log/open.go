@@ -115,6 +115,13 @@ func openLog(dir, topic string, partition int32, cfg Config, opts Options, st lo
 			return nil, err
 		}
 	}
+	// Older segments are read rarely, by consumers catching up, retention
+	// and the cleaner: their .log files open on first use and stay open.
+	for _, s := range l.segs[:len(l.segs)-1] {
+		if err := s.closeLog(); err != nil {
+			return nil, fmt.Errorf("log: %s: %w", l, err)
+		}
+	}
 	ok = true
 	return l, nil
 }
@@ -211,7 +218,7 @@ func (l *Log) loadSegment(s *segment) bool {
 	if s.size == 0 {
 		s.next = s.base
 	}
-	_, err = walkBatches(s.log, lastPos, s.size, walkOptions{base: s.base, minNext: s.base}, func(_ int64, h record.Header) error {
+	_, err = walkBatches(s, lastPos, s.size, walkOptions{base: s.base, minNext: s.base}, func(_ int64, h record.Header) error {
 		if h.MaxTimestamp > s.maxTS {
 			s.maxTS, s.maxTSOffset = h.MaxTimestamp, h.LastOffset()
 		}
@@ -306,7 +313,11 @@ func (l *Log) recoverSegments(from int) error {
 		if r.validEnd < s.size {
 			l.logger.Warn("log: truncating invalid data found during recovery",
 				"segment", s.String(), "position", r.validEnd, "bytes", s.size-r.validEnd, "reason", fmt.Sprint(r.dataErr))
-			if err := s.log.Truncate(r.validEnd); err != nil {
+			f, err := s.file()
+			if err == nil {
+				err = f.Truncate(r.validEnd)
+			}
+			if err != nil {
 				return fmt.Errorf("log: recover %s: %w", s, err)
 			}
 			s.size = r.validEnd
@@ -314,7 +325,11 @@ func (l *Log) recoverSegments(from int) error {
 		if err := s.writeIndexes(r.si); err != nil {
 			return err
 		}
-		if err := s.log.Sync(); err != nil {
+		f, err := s.file()
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
 			return fmt.Errorf("log: recover %s: %w", s, err)
 		}
 		if r.dataErr != nil {
@@ -335,7 +350,7 @@ func (l *Log) recoverSegments(from int) error {
 func (l *Log) rebuildEpochCache() error {
 	l.epochs.entries = nil
 	for _, s := range l.segs {
-		_, err := walkBatches(s.log, 0, s.size, walkOptions{base: s.base, minNext: s.base}, func(_ int64, h record.Header) error {
+		_, err := walkBatches(s, 0, s.size, walkOptions{base: s.base, minNext: s.base}, func(_ int64, h record.Header) error {
 			if e, ok := l.epochs.latest(); h.PartitionLeaderEpoch >= 0 && (!ok || h.PartitionLeaderEpoch > e.epoch) {
 				l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
 			}

@@ -177,7 +177,7 @@ func (l *Log) searchTimestamp(s *segment, pos int64, ts int64) (int64, int64, in
 		buf               []byte
 		recErr            error
 	)
-	_, err := walkBatches(s.log, pos, s.size, walkOptions{base: s.base, minNext: s.base}, func(bp int64, h record.Header) error {
+	_, err := walkBatches(s, pos, s.size, walkOptions{base: s.base, minNext: s.base}, func(bp int64, h record.Header) error {
 		if h.MaxTimestamp < ts || h.LastOffset() < l.logStart {
 			return nil
 		}
@@ -245,7 +245,7 @@ func (l *Log) MaxTimestamp() (offset int64, timestamp int64, leaderEpoch int32, 
 	var h record.Header
 	var bp int64
 	found := false
-	_, err = walkBatches(best.log, pos, best.size, walkOptions{base: best.base, minNext: best.base}, func(p int64, bh record.Header) error {
+	_, err = walkBatches(best, pos, best.size, walkOptions{base: best.base, minNext: best.base}, func(p int64, bh record.Header) error {
 		if bh.MaxTimestamp == best.maxTS {
 			h, bp, found = bh, p, true
 			return errStop

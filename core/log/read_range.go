@@ -69,7 +69,11 @@ func (l *Log) ReadRange(offset int64, maxBytes int, maxOffset int64, minOneBatch
 	if err != nil || !found || h.LastOffset() >= maxOffset {
 		return FileRange{}, true, err
 	}
-	if _, osFile := s.log.(*os.File); !osFile {
+	f, err := s.file()
+	if err != nil {
+		return FileRange{}, true, err
+	}
+	if _, osFile := f.(*os.File); !osFile {
 		// A wrapped file system (vfs/errorfs) sees every read.
 		return FileRange{}, false, nil
 	}
@@ -90,7 +94,7 @@ func (l *Log) ReadRange(offset int64, maxBytes int, maxOffset int64, minOneBatch
 	}
 	// The batches that fit whole, found by their headers alone.
 	whole, next := pos, int64(-1)
-	_, werr := walkBatches(s.log, pos, pos+n, walkOptions{base: s.base, minNext: s.base}, func(bp int64, bh record.Header) error {
+	_, werr := walkBatches(s, pos, pos+n, walkOptions{base: s.base, minNext: s.base}, func(bp int64, bh record.Header) error {
 		if bp+int64(bh.Size()) > pos+n || bh.LastOffset() >= maxOffset {
 			return errStopWalk
 		}
@@ -107,7 +111,7 @@ func (l *Log) ReadRange(offset int64, maxBytes int, maxOffset int64, minOneBatch
 		openRanges.Add(-1)
 		return FileRange{}, false, nil
 	}
-	fd, err := dupFD(s.log.Fd())
+	fd, err := dupFD(f.Fd())
 	if err != nil {
 		openRanges.Add(-1)
 		return FileRange{}, false, nil

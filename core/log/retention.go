@@ -74,7 +74,11 @@ func (l *Log) truncateSegment(s *segment, to int64) error {
 		s.next = to
 		return nil
 	}
-	if err := s.log.Truncate(pos); err != nil {
+	f, err := s.file()
+	if err == nil {
+		err = f.Truncate(pos)
+	}
+	if err != nil {
 		return fmt.Errorf("log: truncate %s: %w", s, err)
 	}
 	s.size = pos
@@ -99,11 +103,8 @@ func (l *Log) truncateSegment(s *segment, to int64) error {
 		m--
 	}
 	si.tim = si.tim[:m*timeEntrySize]
-	if err := s.offW.Truncate(int64(len(si.off))); err != nil {
-		return fmt.Errorf("log: truncate %s: %w", s.path(indexSuffix), err)
-	}
-	if err := s.timeW.Truncate(int64(len(si.tim))); err != nil {
-		return fmt.Errorf("log: truncate %s: %w", s.path(timeIndexSuffix), err)
+	if err := s.truncateIndexFiles(si); err != nil {
+		return err
 	}
 
 	// Recompute what the segment knows of its remaining batches: the time
@@ -120,7 +121,7 @@ func (l *Log) truncateSegment(s *segment, to int64) error {
 	if k := offsetEntries(si.off); k > 0 {
 		_, from = offsetEntry(si.off, s.base, k-1)
 	}
-	_, err = walkBatches(s.log, from, s.size, walkOptions{base: s.base, minNext: s.base}, func(_ int64, bh record.Header) error {
+	_, err = walkBatches(s, from, s.size, walkOptions{base: s.base, minNext: s.base}, func(_ int64, bh record.Header) error {
 		if bh.MaxTimestamp > s.maxTS {
 			s.maxTS, s.maxTSOffset = bh.MaxTimestamp, bh.LastOffset()
 		}
@@ -138,7 +139,7 @@ func (s *segment) loadFirstTimestamp() error {
 	if s.size == 0 {
 		return nil
 	}
-	sc := newFileScanner(s.log, s.size)
+	sc := newFileScanner(s, s.size)
 	defer sc.release()
 	h, err := sc.header(0)
 	if err != nil {

@@ -33,7 +33,13 @@ type segment struct {
 	base int64
 	dir  string
 	fs   vfs.FS
-	log  vfs.File
+	// logf is the open .log file, nil while closed: a segment loaded at
+	// start-up other than the active one opens it on first use (file), so
+	// that a restart holds one descriptor per partition however many
+	// segments it has. Opened under openMu by callers holding mu either
+	// way, closed only under mu for writing.
+	logf   atomic.Pointer[segFile]
+	openMu sync.Mutex
 
 	size            int64 // bytes in the .log file
 	next            int64 // offset after the last batch; base when empty
@@ -43,9 +49,17 @@ type segment struct {
 	created         time.Time
 	bytesSinceIndex int64
 
-	// offW and timeW write the index files while the segment is active and
-	// until the files are fsynced after a roll; nil afterwards.
-	offW, timeW vfs.File
+	// The active segment's index entries are appended to idx's heap copy
+	// alone; its files get them at a flush, a roll or a close, each time
+	// through a descriptor opened for the purpose (index_write.go), so that
+	// a segment holds no index file open and an append makes no index
+	// syscall. offWritten and timWritten are the bytes of the heap indexes
+	// already in the files; idxWrites counts writes to the files and
+	// idxSynced is its value before their last fsync. Guarded by mu;
+	// lowered (truncation) only under flushMu too.
+	appendable             bool // the segment is active: idx is its heap copy
+	offWritten, timWritten int
+	idxWrites, idxSynced   uint64
 
 	// idx is the in-memory view of both indexes: a heap copy while the
 	// segment is active, a read-only mapping loaded on first use after that.
@@ -84,24 +98,26 @@ func (s *segment) String() string { return s.path(logSuffix) }
 
 // createSegment makes an empty segment, replacing stale files of that name.
 func createSegment(fsys vfs.FS, dir string, base int64, now time.Time, logger *slog.Logger) (*segment, error) {
-	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now}
-	files := make([]vfs.File, 0, 3)
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	s := &segment{fs: fsys, base: base, dir: dir, next: base, maxTS: -1, maxTSOffset: base, firstTS: -1, created: now, appendable: true}
+	// The index files are created empty, so that a load finds them, and
+	// closed again.
+	for _, suffix := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
 		p := s.path(suffix)
 		if _, err := fsys.Lstat(p); err == nil {
 			logger.Warn("log: newly rolled segment file already exists; replacing it", "file", p)
+			s.idxWrites = 1 // the truncation is owed an fsync
 		}
 		f, err := fsys.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
-			for _, f := range files {
-				_ = f.Close()
-			}
 			return nil, fmt.Errorf("log: create segment: %w", err)
 		}
-		files = append(files, f)
+		if suffix == logSuffix {
+			s.logf.Store(&segFile{f})
+		} else if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("log: create segment: %w", err)
+		}
 	}
 	_ = fsys.Remove(s.path(txnIndexSuffix))
-	s.log, s.offW, s.timeW = files[0], files[1], files[2]
 	s.idx.Store(&segIndex{})
 	return s, nil
 }
@@ -118,8 +134,49 @@ func openSegment(fsys vfs.FS, dir string, base int64, now time.Time) (*segment, 
 		_ = f.Close()
 		return nil, fmt.Errorf("log: stat segment: %w", err)
 	}
-	s.log, s.size = f, st.Size()
+	s.logf.Store(&segFile{f})
+	s.size = st.Size()
 	return s, nil
+}
+
+// segFile holds a segment's open .log file.
+type segFile struct{ vfs.File }
+
+// file returns the open .log file, opening it first if it is closed. The
+// caller holds the Log's mu.
+func (s *segment) file() (vfs.File, error) {
+	if f := s.logf.Load(); f != nil {
+		return f.File, nil
+	}
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	if f := s.logf.Load(); f != nil {
+		return f.File, nil
+	}
+	f, err := s.fs.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open segment %s: %w", ErrStorage, s, err)
+	}
+	s.logf.Store(&segFile{f})
+	return f, nil
+}
+
+// ReadAt reads the .log file, opening it on first use.
+func (s *segment) ReadAt(p []byte, off int64) (int, error) {
+	f, err := s.file()
+	if err != nil {
+		return 0, err
+	}
+	return f.ReadAt(p, off)
+}
+
+// closeLog closes the .log file until its next use; the caller holds the
+// Log's mu for writing, or owns the segment alone.
+func (s *segment) closeLog() error {
+	if f := s.logf.Swap(nil); f != nil {
+		return f.Close()
+	}
+	return nil
 }
 
 // largestTimestamp is the newest timestamp in the segment, or the file's
@@ -128,7 +185,7 @@ func (s *segment) largestTimestamp() int64 {
 	if s.maxTS >= 0 {
 		return s.maxTS
 	}
-	if st, err := s.log.Stat(); err == nil {
+	if st, err := s.fs.Lstat(s.path(logSuffix)); err == nil {
 		return st.ModTime().UnixMilli()
 	}
 	return 0
@@ -234,7 +291,7 @@ type segScan struct {
 func (s *segment) scanAndIndex(interval int32, crc bool, onBatch func(record.Header)) (segScan, error) {
 	r := segScan{si: &segIndex{}, next: s.base, maxTS: -1, maxTSOffset: s.base, firstTS: -1}
 	var sinceLast int64
-	end, err := walkBatches(s.log, 0, s.size, walkOptions{base: s.base, minNext: s.base, crc: crc}, func(pos int64, h record.Header) error {
+	end, err := walkBatches(s, 0, s.size, walkOptions{base: s.base, minNext: s.base, crc: crc}, func(pos int64, h record.Header) error {
 		if pos == 0 {
 			r.firstTS = h.MaxTimestamp
 		}
@@ -296,9 +353,12 @@ func writeFileSync(fsys vfs.FS, path string, data []byte) error {
 	return nil
 }
 
-// activate prepares the segment for appends: a heap copy of its indexes and
-// open index writers.
+// activate prepares the segment for appends: a heap copy of its indexes,
+// which its files hold whole.
 func (s *segment) activate(interval int32, logger *slog.Logger) error {
+	if s.appendable {
+		return nil
+	}
 	si, err := s.indexes(interval, logger)
 	if err != nil {
 		return err
@@ -309,16 +369,7 @@ func (s *segment) activate(interval int32, logger *slog.Logger) error {
 		si = heap
 		s.idx.Store(si)
 	}
-	if s.offW == nil {
-		if s.offW, err = s.fs.OpenFile(s.path(indexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
-			return fmt.Errorf("log: %w", err)
-		}
-	}
-	if s.timeW == nil {
-		if s.timeW, err = s.fs.OpenFile(s.path(timeIndexSuffix), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
-			return fmt.Errorf("log: %w", err)
-		}
-	}
+	s.appendable, s.offWritten, s.timWritten = true, len(si.off), len(si.tim)
 	return nil
 }
 
@@ -332,8 +383,12 @@ func (s *segment) indexFull(maxBytes int32) bool {
 // at the end of the active segment and indexes it.
 func (s *segment) append(batch []byte, h record.Header, interval int32) error {
 	pos := s.size
-	if _, err := s.log.WriteAt(batch, pos); err != nil {
-		_ = s.log.Truncate(pos)
+	f, err := s.file()
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(batch, pos); err != nil {
+		_ = f.Truncate(pos)
 		return fmt.Errorf("%w: append to %s: %w", ErrStorage, s, err)
 	}
 	if pos == 0 {
@@ -345,73 +400,41 @@ func (s *segment) append(batch []byte, h record.Header, interval int32) error {
 		s.maxTS, s.maxTSOffset = h.MaxTimestamp, h.LastOffset()
 	}
 	if s.bytesSinceIndex > int64(interval) {
-		if err := s.addOffsetEntry(h.LastOffset(), pos); err != nil {
-			return err
-		}
-		if err := s.addTimeEntry(s.maxTS, s.maxTSOffset); err != nil {
-			return err
-		}
+		s.addOffsetEntry(h.LastOffset(), pos)
+		s.addTimeEntry(s.maxTS, s.maxTSOffset)
 		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += int64(len(batch))
 	return nil
 }
 
-func (s *segment) addOffsetEntry(offset, pos int64) error {
+// addOffsetEntry appends an offset index entry to the heap index; the file
+// gets it later (index_write.go).
+func (s *segment) addOffsetEntry(offset, pos int64) {
 	si := s.idx.Load()
-	start := len(si.off)
 	si.off = appendOffsetEntry(si.off, s.base, offset, pos)
-	if _, err := s.offW.WriteAt(si.off[start:], int64(start)); err != nil {
-		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(indexSuffix), err)
-	}
-	return nil
 }
 
 // addTimeEntry appends a time index entry if ts is newer than the last one.
-func (s *segment) addTimeEntry(ts, offset int64) error {
+func (s *segment) addTimeEntry(ts, offset int64) {
 	si := s.idx.Load()
-	start := len(si.tim)
-	if si.tim = maybeAppendTime(si.tim, s.base, ts, offset); len(si.tim) == start {
-		return nil
-	}
-	if _, err := s.timeW.WriteAt(si.tim[start:], int64(start)); err != nil {
-		return fmt.Errorf("%w: write %s: %w", ErrStorage, s.path(timeIndexSuffix), err)
-	}
-	return nil
+	si.tim = maybeAppendTime(si.tim, s.base, ts, offset)
 }
 
 // becomeInactive finishes the segment when a newer one takes over: the time
-// index gets the largest timestamp, as Kafka writes at a roll, and the heap
-// index is dropped in favour of a mapping loaded on demand.
+// index gets the largest timestamp, as Kafka writes at a roll, the index
+// files the entries they lack, and the heap index is dropped in favour of a
+// mapping loaded on demand. The files' fsync is left to the next flush.
 func (s *segment) becomeInactive() error {
-	if err := s.addTimeEntry(s.maxTS, s.maxTSOffset); err != nil {
+	s.addTimeEntry(s.maxTS, s.maxTSOffset)
+	t := s.indexTails()
+	if err := s.writeTails(t, false); err != nil {
 		return err
 	}
+	s.wroteTails(t)
+	s.appendable = false
 	s.idx.Store(nil)
 	return nil
-}
-
-// flush fsyncs the .log file and both index files, through their writers
-// while those are open and by path once they are closed.
-func (s *segment) flush() error {
-	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s, err)
-	}
-	for _, x := range []struct {
-		w      vfs.File
-		suffix string
-	}{{s.offW, indexSuffix}, {s.timeW, timeIndexSuffix}} {
-		var err error
-		if x.w != nil {
-			err = x.w.Sync()
-		} else {
-			err = syncPath(s.fs, s.path(x.suffix))
-		}
-		if err != nil {
-			return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.path(x.suffix), err)
-		}
-	}
-	return s.flushTxnIndex()
 }
 
 // syncPath fsyncs a file by name.
@@ -427,29 +450,12 @@ func syncPath(fsys vfs.FS, path string) error {
 	return err
 }
 
-func (s *segment) closeWriters() {
-	if s.offW != nil {
-		_ = s.offW.Close()
-		s.offW = nil
-	}
-	if s.timeW != nil {
-		_ = s.timeW.Close()
-		s.timeW = nil
-	}
-}
-
 // close releases every handle and mapping of the segment.
 func (s *segment) close() error {
-	s.closeWriters()
 	if si := s.idx.Swap(nil); si != nil {
 		si.release()
 	}
-	if s.log == nil {
-		return nil
-	}
-	err := s.log.Close()
-	s.log = nil
-	return err
+	return s.closeLog()
 }
 
 // remove closes the segment and deletes its files.
@@ -473,7 +479,7 @@ func (s *segment) remove() error {
 func (s *segment) translate(si *segIndex, target, startPos int64) (pos int64, h record.Header, found bool, err error) {
 	_, p := lookupOffset(si.off, s.base, target)
 	p = max(p, startPos)
-	_, err = walkBatches(s.log, p, s.size, walkOptions{base: s.base, minNext: s.base}, func(bp int64, bh record.Header) error {
+	_, err = walkBatches(s, p, s.size, walkOptions{base: s.base, minNext: s.base}, func(bp int64, bh record.Header) error {
 		if bh.LastOffset() >= target {
 			pos, h, found = bp, bh, true
 			return errStop
@@ -498,7 +504,7 @@ func (s *segment) readAt(dst []byte, pos int64, n int) ([]byte, error) {
 		dst = make([]byte, n)
 	}
 	dst = dst[:n]
-	if _, err := s.log.ReadAt(dst, pos); err != nil {
+	if _, err := s.ReadAt(dst, pos); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: segment %s: %d bytes at %d run past the end", ErrCorrupt, s, n, pos)
 		}
